@@ -1,0 +1,52 @@
+# factorizer-nb: set-up, the reproduction job, tests and benchmarks.
+#   make reproduce            set up, then run nbs/paper/ with papermill for LANGS (default: en) on PROFILE (default: small)
+#   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+LANGS ?= en
+PROFILE ?= small
+
+# Data directory: $FACTORIZER_NB_DATA if set, else the offline mirror beside the checkout if there is one,
+# else settings.ini's data_dir (fill it with `$(BIN)/python -m factorizer_nb.data download`).
+ifeq ($(FACTORIZER_NB_DATA),)
+ifneq ($(wildcard ../shared/data/MANIFEST.tsv),)
+export FACTORIZER_NB_DATA := $(abspath ../shared/data)
+endif
+endif
+
+.PHONY: setup reproduce test check-sync bench data lab clean-runs
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "factorizer-nb (python3)" >/dev/null
+	touch $@
+
+reproduce: setup
+	$(BIN)/python -m factorizer_nb.reproduce --langs $(LANGS) --profile $(PROFILE)
+
+test: setup
+	$(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2
+	$(BIN)/python -m pytest -n 2 tests
+
+# CI: the exported library and the notebooks must already be in sync and clean.
+check-sync: setup
+	$(BIN)/nbdev-export
+	$(BIN)/nbdev-clean
+	git diff --exit-code -- factorizer_nb nbs pyproject.toml
+
+bench: setup
+	$(BIN)/python benchmarks/bench_encode.py
+
+data: setup
+	$(BIN)/python -m factorizer_nb.data download
+
+lab: setup
+	$(BIN)/jupyter lab nbs
+
+clean-runs:
+	rm -rf runs

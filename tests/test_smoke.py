@@ -1,0 +1,23 @@
+"End to end: the papermill demo notebook on the tiny profile writes its figure, data and manifest."
+import json
+import pandas as pd
+import pytest
+from conftest import ROOT, has_data
+
+
+@pytest.mark.skipif(not has_data(), reason="no data directory ($FACTORIZER_NB_DATA)")
+def test_tokenizer_demo_notebook(tmp_path):
+    from factorizer_nb.reproduce import run_notebooks
+    res = run_notebooks(["gd"], "tiny", [ROOT / "nbs/paper/00_tokenizer_demo.ipynb"], runs_dir=tmp_path / "runs",
+                        parameters=dict(figures_dir=str(tmp_path / "figures")))
+    assert res == {("gd", "00_tokenizer_demo.ipynb"): None}
+    out = tmp_path / "figures"
+    for ext in ("png", "pdf", "csv", "manifest.json"):
+        assert (out / f"standin_splits_per_word_gd.{ext}").stat().st_size > 0
+    df = pd.read_csv(out / "standin_splits_per_word_gd.csv")
+    ours = df[df.alpha_split.notna()].sort_values("alpha_split")
+    assert (ours.subwords_per_word.diff().dropna() <= 1e-12).all()      # more alpha, never more subwords
+    assert (df.subwords_per_word >= 1).all()
+    m = json.loads((out / "standin_splits_per_word_gd.manifest.json").read_text())
+    assert "Stand-in" in m["caption"] and "spell-checker" in m["caption"]
+    assert m["data"]["ud/gd_arcosg-ud-dev.conllu.xz"] and m["settings"]["lang"] == "gd"
