@@ -1,6 +1,11 @@
 import os
 from pathlib import Path
 import pytest
+from hypothesis import settings
+
+# no example database in the working tree: every run starts clean
+settings.register_profile("project", database=None)
+settings.load_profile("project")
 
 ROOT = Path(__file__).resolve().parent.parent
 
