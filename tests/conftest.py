@@ -1,4 +1,7 @@
-import os
+import os, tempfile
+
+# hypothesis keeps caches (e.g. Unicode tables) in a storage directory: keep it out of the working tree
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "factorizer-nb-hypothesis"))
 from pathlib import Path
 import pytest
 from hypothesis import settings
