@@ -30,7 +30,7 @@ reproduce: setup
 	$(BIN)/python -m factorizer_nb.reproduce --langs $(LANGS) --profile $(PROFILE)
 
 test: setup
-	$(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2
+	OMP_NUM_THREADS=1 $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2
 	$(BIN)/python -m pytest -n 2 tests
 
 # CI: the exported library and the notebooks must already be in sync and clean.

@@ -1,6 +1,9 @@
 import os, tempfile
 
 # hypothesis keeps caches (e.g. Unicode tables) in a storage directory: keep it out of the working tree
+# under pytest-xdist every worker (and the kernels and processes it starts) gets one thread: oversubscribed
+# OpenMP threads on 2 cores slow torch down many times over
+if os.environ.get("PYTEST_XDIST_WORKER"): os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "factorizer-nb-hypothesis"))
 from pathlib import Path
 import pytest

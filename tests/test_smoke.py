@@ -21,3 +21,22 @@ def test_tokenizer_demo_notebook(tmp_path):
     m = json.loads((out / "standin_splits_per_word_gd.manifest.json").read_text())
     assert "Stand-in" in m["caption"] and "spell-checker" in m["caption"]
     assert m["data"]["ud/gd_arcosg-ud-dev.conllu.xz"] and m["settings"]["lang"] == "gd"
+
+
+@pytest.mark.skipif(not has_data(), reason="no data directory ($FACTORIZER_NB_DATA)")
+def test_factorizer_pipeline_notebooks_tiny(tmp_path):
+    "Train, infer the vocabulary and draw Figures 3, 5 and 8 for Scottish Gaelic on the tiny profile."
+    from factorizer_nb.reproduce import paper_notebooks, run_notebooks
+    nbs = [n for n in paper_notebooks(ROOT) if n.name[:2] in ("01", "02", "03", "04", "05")]
+    assert len(nbs) == 5
+    res = run_notebooks(["gd"], "tiny", nbs, runs_dir=tmp_path / "runs",
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures")))
+    assert all(v is None for v in res.values()), res
+    out = tmp_path / "figures"
+    for name in ("vqvae_training_gd", "fig3_splits_per_word_gd", "fig5_index_counts_gd", "fig8_colors_gd"):
+        for ext in ("png", "pdf", "csv", "manifest.json"): assert (out / f"{name}.{ext}").stat().st_size > 0
+    assert (out / "table_vocab_stats_gd.md").exists() and (out / "table_quality_gd.csv").exists()
+    fig3 = pd.read_csv(out / "fig3_splits_per_word_gd.csv")
+    ours = fig3[fig3.tokenizer == "FACTORIZER"].sort_values("alpha_split")
+    assert (ours.subwords_per_word.diff().dropna() <= 1e-12).all()
+    assert "spell-checker" in json.loads((out / "fig3_splits_per_word_gd.manifest.json").read_text())["caption"]

@@ -1,0 +1,49 @@
+"The VQ-VAE end to end on the tiny profile: torchrun with two CPU processes, and vocabulary inference into the tokenizer."
+import os, subprocess, sys
+import pytest
+import torch
+from factorizer_nb.data import load_settings, word_counts
+from factorizer_nb.training import load_checkpoint, train
+from factorizer_nb.vocab import Vocabulary
+from factorizer_nb.vocab_inference import infer_vocabulary
+from factorizer_nb.tokenizer import Factorizer, UNK
+from conftest import ROOT
+
+
+def test_torchrun_two_cpu_processes(tmp_path):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           "-m", "factorizer_nb.training", "--lang", "en", "--profile", "tiny", "--out", str(tmp_path), "--device", "cpu"]
+    r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    S = load_settings("en", "tiny")
+    st = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert st["step"] == S["vq_steps"]
+    assert int(st["prior"][1].sum()) == S["vq_steps"] * S["vq_batch_size"]      # both processes' triplets counted
+    assert all(torch.isfinite(t).all() for t in st["model"].values())
+
+
+@pytest.fixture(scope="module")
+def tiny_vocab(tmp_path_factory):
+    d = tmp_path_factory.mktemp("vq")
+    S = load_settings("en", "tiny")
+    ckpt = train(word_counts("wordfreq:en", top_n=S["vq_top_words"]), d, S, progress=False)
+    return infer_vocabulary(ckpt, progress=False), d
+
+
+def test_inferred_vocabulary_statistics_add_up(tiny_vocab):
+    (vocab, stats), _ = tiny_vocab
+    assert stats["vocab_size"] == len(vocab) > 0
+    assert stats["vocab_size"] + stats["duplicates"] + stats["unterminated"] + stats["malformed"] == stats["triplets_used"]
+    assert all(lp <= 0 for _, _, lp in vocab.items())
+
+
+def test_inferred_vocabulary_drives_the_tokenizer(tiny_vocab, tmp_path):
+    (vocab, _), _ = tiny_vocab
+    fz = Factorizer(Vocabulary.load(vocab.save(tmp_path / "v.dawg")), unk="parts")
+    text = "the cat sat on the mat"
+    enc = fz.encode(text)
+    assert set(enc.word_ids) == set(range(6))
+    for tok, (s, e) in zip(enc.tokens, enc.offsets):
+        if tok != UNK and not any(0xDC80 <= ord(c) <= 0xDCFF for c in tok):
+            assert text[s:e] == tok.strip("⸥⸤")
