@@ -41,6 +41,7 @@ check-sync: setup
 
 bench: setup
 	$(BIN)/python benchmarks/bench_encode.py
+	$(BIN)/python benchmarks/bench_vqvae.py
 
 data: setup
 	$(BIN)/python -m factorizer_nb.data download
