@@ -64,8 +64,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                        'factorizer_nb.classic.WordPiece': ('subword_algorithms.html#wordpiece', 'factorizer_nb/classic.py'),
                                        'factorizer_nb.classic.WordPiece.__init__': ( 'subword_algorithms.html#wordpiece.__init__',
                                                                                      'factorizer_nb/classic.py'),
-                                       'factorizer_nb.classic.WordPiece._merge': ( 'subword_algorithms.html#wordpiece._merge',
-                                                                                   'factorizer_nb/classic.py'),
                                        'factorizer_nb.classic.WordPiece.decode_word': ( 'subword_algorithms.html#wordpiece.decode_word',
                                                                                         'factorizer_nb/classic.py'),
                                        'factorizer_nb.classic.WordPiece.encode_word': ( 'subword_algorithms.html#wordpiece.encode_word',
