@@ -232,6 +232,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                      'factorizer_nb.vqvae.EMACodebook': ('vqvae.html#emacodebook', 'factorizer_nb/vqvae.py'),
                                      'factorizer_nb.vqvae.EMACodebook.__init__': ( 'vqvae.html#emacodebook.__init__',
                                                                                    'factorizer_nb/vqvae.py'),
+                                     'factorizer_nb.vqvae.EMACodebook._random_latents': ( 'vqvae.html#emacodebook._random_latents',
+                                                                                          'factorizer_nb/vqvae.py'),
                                      'factorizer_nb.vqvae.EMACodebook.ema_update': ( 'vqvae.html#emacodebook.ema_update',
                                                                                      'factorizer_nb/vqvae.py'),
                                      'factorizer_nb.vqvae.EMACodebook.forward': ( 'vqvae.html#emacodebook.forward',
