@@ -38,6 +38,6 @@ def test_bpe_vs_unigram_notebook_tiny(tmp_path):
     assert list(table.tokenizer) == ["BPE", "Unigram LM", "FACTORIZER", "SaGe"]
     scored = table[table.tokenizer.isin(["BPE", "Unigram LM"])]
     assert scored.f1.between(0, 1).all() and (scored.units_per_word >= 1).all()
-    assert table.set_index("tokenizer").loc["SaGe", "status"].startswith("not yet available")
+    assert table.set_index("tokenizer").loc["SaGe", "status"].startswith("no SaGe vocabulary")
     assert "CELEX2" in json.loads((out / "bd_table3_comparison_en_enwiki.manifest.json").read_text())["caption"]
     for ext in ("png", "pdf", "csv"): assert (out / f"bd_fig2_profiles_en_enwiki.{ext}").exists()
