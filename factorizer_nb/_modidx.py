@@ -190,6 +190,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                     'factorizer_nb.sage.greedy_split': ('sage.html#greedy_split', 'factorizer_nb/sage.py'),
                                     'factorizer_nb.sage.initial_vocabulary': ('sage.html#initial_vocabulary', 'factorizer_nb/sage.py'),
                                     'factorizer_nb.sage.log_sigmoid': ('sage.html#log_sigmoid', 'factorizer_nb/sage.py'),
+                                    'factorizer_nb.sage.piece_text': ('sage.html#piece_text', 'factorizer_nb/sage.py'),
                                     'factorizer_nb.sage.pretokenize': ('sage.html#pretokenize', 'factorizer_nb/sage.py'),
                                     'factorizer_nb.sage.read_vocabulary': ('sage.html#read_vocabulary', 'factorizer_nb/sage.py'),
                                     'factorizer_nb.sage.skipgram_tables': ('sage.html#skipgram_tables', 'factorizer_nb/sage.py'),

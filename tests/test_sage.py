@@ -94,6 +94,18 @@ def test_same_seed_same_vocabulary(tmp_path):
     assert read_vocabulary(tmp_path / "a" / "vocab.txt") == a.vocabulary()
 
 
+def test_byte_mode_run(tmp_path):
+    "The compatibility mode (bytes, ±2, one table) runs end to end and writes hex vocabularies and logs."
+    corpus, pieces = toy("byte")
+    s = SaGe(corpus, pieces, 256 + 4, k=3, M=10**6, m=1, l=2, window=2, shared_vectors=True, w2v_dim=8, w2v_epochs=2)
+    final = s.run(tmp_path, progress=False)
+    assert len(final) == 260 and final[:256] == [bytes([b]) for b in range(256)]
+    assert read_vocabulary(tmp_path / "vocab.txt", "byte") == final
+    log = pd.read_csv(tmp_path / "pruning_log.tsv", sep="\t", dtype=str)
+    assert all(len(bytes.fromhex(h)) > 1 for h in log.piece)
+    assert np.array_equal(s.scores.T, s.scores.C)
+
+
 def test_incremental_objective_matches_rescoring():
     s = small_sage(final_size=sum(len(p) == 1 for p in toy()[1]))
     while s.size > s.final_size:
