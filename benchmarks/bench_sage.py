@@ -13,9 +13,10 @@ never in the project's environment. Every run of it gets a clean directory (it c
     python benchmarks/bench_sage.py --skip-theirs      # ours only
 """
 from __future__ import annotations
-import argparse, json, os, shutil, subprocess, sys, threading, time
+import argparse, json, os, re, shutil, subprocess, sys, threading, time
 from pathlib import Path
 import numpy as np
+import pandas as pd
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,7 +127,9 @@ def main():
             m = measure([sys.executable, str(Path(__file__).resolve()), "--child", name, "--workers", str(a.workers)], d, env)
             unit = OURS[name][0]
             finals[f"ours_{name}_{r}"] = (unit, read_vocabulary(d / "vocab.txt", unit))
-            results.append(dict(impl=f"ours ({name})", key=f"ours_{name}_{r}", run=r, **m)); print(results[-1], flush=True)
+            w2v = float(pd.read_csv(d / "steps.tsv", sep="\t").embed_seconds.sum())
+            results.append(dict(impl=f"ours ({name})", key=f"ours_{name}_{r}", run=r, **m, w2v_seconds=w2v))
+            print(results[-1], flush=True)
 
         if not a.skip_theirs:
             py = their_venv(a.their_venv)
@@ -136,7 +139,10 @@ def main():
             (d / "run.py").write_text(THEIR_SCRIPT.format(workers=a.workers))
             m = measure([str(py), "run.py"], d)
             finals[f"theirs_{r}"] = ("byte", read_vocabulary(d / "results" / "bench" / "sage_vocabs" / f"active_vocab_{FINAL}.vocab", "byte"))
-            results.append(dict(impl="sage-tokenizer 2.0", key=f"theirs_{r}", run=r, **m)); print(results[-1], flush=True)
+            log_text = "".join(f.read_text() for f in (d / "logs").glob("*.log"))
+            w2v = sum(float(x) for x in re.findall(r"Embeddings time:([0-9.]+)", log_text))
+            results.append(dict(impl="sage-tokenizer 2.0", key=f"theirs_{r}", run=r, **m, w2v_seconds=w2v))
+            print(results[-1], flush=True)
     # quality: every final vocabulary of byte tokens under our ±2 / shared-table objective, character ones under ±5
     for key, (unit, pieces) in finals.items():
         if key.endswith("_0"):
@@ -145,8 +151,12 @@ def main():
             for row in results:
                 if row["key"] == key: row.update(score, size=len(pieces), objective_window=window)
     ref = [r["seconds"] for r in results if r["impl"].startswith("sage")]
+    ref_rest = [r["seconds"] - r["w2v_seconds"] for r in results if r["impl"].startswith("sage")]
     for row in results:
-        if ref: row["speedup_vs_theirs_mean"] = float(np.mean(ref) / row["seconds"])
+        row["without_w2v_seconds"] = row["seconds"] - row["w2v_seconds"]
+        if ref:
+            row["speedup_vs_theirs_mean"] = float(np.mean(ref) / row["seconds"])
+            row["speedup_without_w2v"] = float(np.mean(ref_rest) / row["without_w2v_seconds"])
     b0 = finals.get("theirs_0")
     for key, (unit, pieces) in finals.items():
         if b0 and unit == "byte" and key != "theirs_0":
@@ -156,7 +166,6 @@ def main():
     if "ours_compat_1" in finals and "ours_compat_0" in finals:
         print(f"overlap ours_compat_1 vs ours_compat_0: {len(set(finals['ours_compat_1'][1]) & set(finals['ours_compat_0'][1]))} of {FINAL}")
     (a.out / "results.json").write_text(json.dumps(results, indent=1))
-    import pandas as pd
     print(pd.DataFrame(results).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
 
 
