@@ -161,8 +161,6 @@ def main():
     for key, (unit, pieces) in finals.items():
         if b0 and unit == "byte" and key != "theirs_0":
             print(f"overlap {key} vs theirs_0: {len(set(pieces) & set(b0[1]))} of {FINAL}")
-    if "theirs_1" in finals and b0:
-        print(f"overlap theirs_1 vs theirs_0: {len(set(finals['theirs_1'][1]) & set(b0[1]))} of {FINAL}")
     if "ours_compat_1" in finals and "ours_compat_0" in finals:
         print(f"overlap ours_compat_1 vs ours_compat_0: {len(set(finals['ours_compat_1'][1]) & set(finals['ours_compat_0'][1]))} of {FINAL}")
     (a.out / "results.json").write_text(json.dumps(results, indent=1))

@@ -17,8 +17,8 @@ __all__ = ['train_spm_on_text', 'units_per_word', 'frequency_difference', 'bound
 
 # %% ../nbs/30_bpe_vs_unigram.ipynb #3c7a5b7b
 def train_spm_on_text(lines: Iterable[str], vocab_size: int, model_type: str, character_coverage: float = 0.9995,
-                      num_threads: int = 2, max_sentence_length: int = 8192):
-    "A sentencepiece model (`bpe` or `unigram`) trained on lines of text, with sentencepiece's default normalization."
+                      num_threads: int = 2, max_sentence_length: int = 8192, **options):
+    "A sentencepiece model (`bpe` or `unigram`) trained on lines of text (sentencepiece's default normalization unless `options` say otherwise)."
     import sentencepiece as spm
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "text.txt"
@@ -29,7 +29,7 @@ def train_spm_on_text(lines: Iterable[str], vocab_size: int, model_type: str, ch
         if not n: raise ValueError("no text to train on")
         spm_train(input=str(path), model_prefix=f"{tmp}/m", model_type=model_type, vocab_size=vocab_size,
                   character_coverage=character_coverage, num_threads=num_threads, hard_vocab_limit=False,
-                  max_sentence_length=max_sentence_length)
+                  max_sentence_length=max_sentence_length, **options)
         return spm.SentencePieceProcessor(model_file=f"{tmp}/m.model")
 
 # %% ../nbs/30_bpe_vs_unigram.ipynb #4891f778

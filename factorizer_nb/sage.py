@@ -4,19 +4,19 @@
 
 # %% ../nbs/20_sage.ipynb #6adfd1c0
 from __future__ import annotations
-import itertools, json, logging, os, tempfile, time, zlib
+import itertools, json, logging, os, time, zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 from fastcore.basics import patch
-from .baselines import spm_train
+from .analysis import train_spm_on_text
 
 # %% auto #0
-__all__ = ['log', 'WORD_START', 'UNITS', 'SPLITTERS', 'W2V_MAX_SENTENCE', 'pretokenize', 'Corpus', 'gather_segments',
-           'greedy_split', 'fewest_split', 'log_sigmoid', 'PairScores', 'window_pair_sums', 'Segmentation',
-           'stable_hash', 'w2v_sentences', 'skipgram_tables', 'train_skipgram', 'piece_text', 'SaGe',
-           'initial_vocabulary', 'read_vocabulary', 'GreedyTokenizer']
+__all__ = ['log', 'WORD_START', 'UNITS', 'SPLITTERS', 'W2V_MAX_SENTENCE', 'pretokenize', 'Corpus', 'segment_ids',
+           'gather_segments', 'greedy_split', 'fewest_split', 'resolve_splitter', 'log_sigmoid', 'PairScores',
+           'window_pair_sums', 'Segmentation', 'stable_hash', 'w2v_sentences', 'skipgram_tables', 'train_skipgram',
+           'piece_text', 'SaGe', 'initial_vocabulary', 'read_vocabulary', 'GreedyTokenizer']
 
 # %% ../nbs/20_sage.ipynb #3275c92f
 log = logging.getLogger(__name__)
@@ -59,7 +59,11 @@ class Corpus:
 
     def sentence_of_word(self) -> np.ndarray:
         "(n_words,) sentence index of each running word."
-        return np.repeat(np.arange(self.n_sents), np.diff(self.sent_starts))
+        return segment_ids(self.sent_starts)
+
+def segment_ids(starts: np.ndarray) -> np.ndarray:
+    "The segment index of every element, given the segments' offsets (n_segments + 1,)."
+    return np.repeat(np.arange(len(starts) - 1), np.diff(starts))
 
 
 def gather_segments(src: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -98,6 +102,10 @@ def fewest_split(word, vocab: Mapping, max_len: int, banned=frozenset()) -> list
     return out
 
 SPLITTERS = dict(greedy=greedy_split, fewest=fewest_split)
+
+def resolve_splitter(splitter: str | Callable) -> Callable:
+    "A splitter function from its name in `SPLITTERS`, or the function itself."
+    return SPLITTERS[splitter] if isinstance(splitter, str) else splitter
 
 # %% ../nbs/20_sage.ipynb #e65f78ee
 def log_sigmoid(x: np.ndarray) -> np.ndarray:
@@ -146,13 +154,12 @@ class Segmentation:
     "The corpus tokenized word by word with a shrinking vocabulary, with the indexes SaGe needs."
     def __init__(self, corpus: Corpus, pieces: Sequence, splitter: str | Callable = "greedy"):
         self.corpus, self.pieces = corpus, list(pieces)
-        self.index = {p: i for i, p in enumerate(self.pieces)}
-        if len(self.index) != len(self.pieces): raise ValueError("the vocabulary has duplicate pieces")
+        self.live = {p: i for i, p in enumerate(self.pieces)}                    # the pieces not pruned yet
+        if len(self.live) != len(self.pieces): raise ValueError("the vocabulary has duplicate pieces")
         self.alive = np.ones(len(self.pieces), bool)
         self.protected = np.array([len(p) == 1 for p in self.pieces])
-        self.live = dict(self.index)
         self.max_len = max(map(len, self.pieces))
-        self.split_fn = SPLITTERS[splitter] if isinstance(splitter, str) else splitter
+        self.split_fn = resolve_splitter(splitter)
         order = np.argsort(corpus.word_ids, kind="stable")
         counts = np.bincount(corpus.word_ids, minlength=len(corpus.types))
         self.type_occ, self.type_count = order, counts                              # occurrences grouped by type
@@ -178,7 +185,7 @@ class Segmentation:
         self.flat = gather_segments(pool, woff[ids], self.occ_len)                 # (n_tokens,)
         ends = np.concatenate([self.occ_start, [len(self.flat)]])
         self.sent_tok = ends[self.corpus.sent_starts]                              # (n_sents + 1,)
-        self.tok_sent = np.repeat(np.arange(self.corpus.n_sents), np.diff(self.sent_tok))
+        self.tok_sent = segment_ids(self.sent_tok)
 
     def sentences(self) -> list[np.ndarray]:
         "Token ids of each sentence."
@@ -187,10 +194,6 @@ class Segmentation:
     def sentence_ll(self, score: Callable, window: int) -> np.ndarray:
         "Skip-gram log-likelihood of every sentence, by full rescoring."
         return window_pair_sums(self.flat, self.tok_sent, window, score, self.corpus.n_sents)
-
-    def counts(self) -> np.ndarray:
-        "How often each token occurs in the tokenized corpus."
-        return np.bincount(self.flat, minlength=len(self.pieces))
 
     def remove(self, tokens: Sequence[int]) -> tuple[np.ndarray, list]:
         "Drop `tokens` from the vocabulary; returns the word types whose tokenization changes and their new tokens (not yet applied)."
@@ -270,7 +273,6 @@ W2V_MAX_SENTENCE = 10_000            # gensim truncates longer sentences; we cut
 
 def stable_hash(s: str) -> int:
     "A process-independent string hash for gensim (Python's `hash` changes between runs)."
-    import zlib
     return zlib.crc32(s.encode("utf-8"))
 
 def w2v_sentences(sentences: Sequence[np.ndarray]) -> list[list[str]]:
@@ -342,7 +344,7 @@ class SaGe:
                     shared_vectors=self.shared_vectors, splitter=self.splitter_name, seed=self.seed, unit=s.corpus.unit,
                     initial_size=len(s.pieces), n_words=len(s.corpus.word_ids), n_sents=s.corpus.n_sents,
                     corpus_crc=int(np.bitwise_xor.reduce(s.corpus.word_ids * 2654435761 % (1 << 31))),
-                    pieces_crc=stable_hash("\x00".join(p if isinstance(p, str) else p.hex() for p in s.pieces)))
+                    pieces_crc=stable_hash("\x00".join(map(piece_text, s.pieces))))
 
     # -- embeddings and objective
     def embed(self):
@@ -509,17 +511,11 @@ def run(self: SaGe, out_dir: str | Path | None = None, resume: bool = True, prog
 def initial_vocabulary(lines: Sequence[str], size: int, unit: str = "char", num_threads: int = 2) -> list:
     """Line 2 of Algorithm 3: the pieces of a sentencepiece BPE model with `size` pieces trained on `lines`
     (raw text, every character kept); for `byte` units, their UTF-8 forms (`▁` as a space) after all 256 single bytes."""
-    import sentencepiece as spm
     if unit not in UNITS: raise ValueError(f"unit must be one of {UNITS}, not {unit!r}")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "text.txt"
-        text = [l.strip() for l in lines if l.strip()]
-        if not text: raise ValueError("no text to train the initial vocabulary on")
-        path.write_text("\n".join(text) + "\n", encoding="utf-8")
-        spm_train(input=str(path), model_prefix=f"{tmp}/m", model_type="bpe", vocab_size=size + 3, character_coverage=1.0,
-                  normalization_rule_name="identity", num_threads=num_threads, hard_vocab_limit=False,
-                  max_sentence_length=max(map(len, text)) * 4 + 16)
-        sp = spm.SentencePieceProcessor(model_file=f"{tmp}/m.model")
+    text = [l.strip() for l in lines if l.strip()]
+    if not text: raise ValueError("no text to train the initial vocabulary on")
+    sp = train_spm_on_text(text, size + 3, "bpe", character_coverage=1.0, num_threads=num_threads,
+                           max_sentence_length=max(map(len, text)) * 4 + 16, normalization_rule_name="identity")
     pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size()) if not (sp.is_control(i) or sp.is_unknown(i))]
     if unit == "char": return pieces
     out = [bytes([b]) for b in range(256)]
@@ -540,7 +536,7 @@ class GreedyTokenizer:
         self.pieces, self.unit = list(pieces), unit
         self.index = {p: i for i, p in enumerate(self.pieces)}
         self.max_len = max(map(len, self.pieces)) if self.pieces else 1
-        self.split_fn = SPLITTERS[splitter] if isinstance(splitter, str) else splitter
+        self.split_fn = resolve_splitter(splitter)
         self._cache = {}
 
     def split_word(self, word) -> list:
