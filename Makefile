@@ -9,7 +9,7 @@ LANGS ?= en
 PROFILE ?= small
 
 # Data directory: $FACTORIZER_NB_DATA if set, else the offline mirror beside the checkout if there is one,
-# else settings.ini's data_dir (fill it with `$(BIN)/python -m factorizer_nb.data download`).
+# else settings.ini's data_dir (fill it with `$(BIN)/python -m factorizer_nb.core.data download`).
 ifeq ($(FACTORIZER_NB_DATA),)
 ifneq ($(wildcard ../shared/data/MANIFEST.tsv),)
 export FACTORIZER_NB_DATA := $(abspath ../shared/data)
@@ -27,7 +27,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 reproduce: setup
-	$(BIN)/python -m factorizer_nb.reproduce --langs $(LANGS) --profile $(PROFILE)
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile $(PROFILE)
 
 test: setup
 	OMP_NUM_THREADS=1 $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2
@@ -44,7 +44,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_vqvae.py
 
 data: setup
-	$(BIN)/python -m factorizer_nb.data download
+	$(BIN)/python -m factorizer_nb.core.data download
 
 lab: setup
 	$(BIN)/jupyter lab nbs

@@ -1,16 +1,16 @@
 """Encode throughput of the FACTORIZER tokenizer (uncached and cached) beside sentencepiece BPE, in one run.
 
 Both tokenizers are trained on the same word-frequency list and encode the same en_ewt dev sentences.
-The FACTORIZER side uses the unigram stand-in vocabulary (factorizer_nb.baselines) until a VQ-VAE vocabulary
+The FACTORIZER side uses the unigram stand-in vocabulary (factorizer_nb.core.baselines) until a VQ-VAE vocabulary
 exists; the search cost depends on the vocabulary's size and piece lengths, not on where the scores came from.
 Prints words/s and ratios; nothing here is a pass/fail threshold.
 
     python benchmarks/bench_encode.py [--vocab-size 8000] [--top-words 50000] [--repeats 3]
 """
 import argparse, platform, time
-from factorizer_nb.data import load_settings, word_counts, ud_sentences, mark
-from factorizer_nb.baselines import unigram_standin_vocab, train_sentencepiece
-from factorizer_nb.tokenizer import Factorizer
+from factorizer_nb.core.data import load_settings, word_counts, ud_sentences, mark
+from factorizer_nb.core.baselines import unigram_standin_vocab, train_sentencepiece
+from factorizer_nb.core.tokenizer import Factorizer
 
 
 def best_time(fn, repeats):

@@ -21,8 +21,8 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from factorizer_nb.data import text_lines                                     # noqa: E402
-from factorizer_nb.sage import Corpus, SaGe, Segmentation, PairScores, initial_vocabulary, read_vocabulary, \
+from factorizer_nb.core.data import text_lines                                     # noqa: E402
+from factorizer_nb.sage.pruning import Corpus, SaGe, Segmentation, PairScores, initial_vocabulary, read_vocabulary, \
     skipgram_tables, train_skipgram                                            # noqa: E402
 
 INITIAL, FINAL, K, EVERY = 6000, 4000, 100, 4

@@ -6,10 +6,10 @@ triplets/s (greedy decoding with the key/value cache against recomputing the pre
 import argparse, time
 import torch
 import torch.nn.functional as F
-from factorizer_nb.data import load_settings, word_counts
-from factorizer_nb.training import ASAM, WordSampler, model_from_settings
-from factorizer_nb.vocab_inference import greedy_decode
-from factorizer_nb.vqvae import END_TOKEN, MAX_TOKENS, NUM_CODEBOOKS, PAD_TOKEN
+from factorizer_nb.core.data import load_settings, word_counts
+from factorizer_nb.factorizer.training import ASAM, WordSampler, model_from_settings
+from factorizer_nb.factorizer.vocab_inference import greedy_decode
+from factorizer_nb.factorizer.vqvae import END_TOKEN, MAX_TOKENS, NUM_CODEBOOKS, PAD_TOKEN
 
 
 def steps_per_second(S, sampler, steps, use_asam):

@@ -3,7 +3,7 @@ import json
 import pandas as pd
 import pytest
 from hypothesis import given, strategies as st
-from factorizer_nb.analysis import boundaries, boundary_prf, surface_gold
+from factorizer_nb.bpe_vs_unigram.analysis import boundaries, boundary_prf, surface_gold
 from conftest import ROOT, has_data
 
 
@@ -29,10 +29,10 @@ def test_canonical_entries_that_do_not_concatenate_are_not_scored():
 
 @pytest.mark.skipif(not has_data(), reason="no data directory ($FACTORIZER_NB_DATA)")
 def test_bpe_vs_unigram_notebook_tiny(tmp_path):
-    from factorizer_nb.reproduce import run_notebooks
-    res = run_notebooks(["en"], "tiny", [ROOT / "nbs/paper/10_bpe_vs_unigram.ipynb"], runs_dir=tmp_path / "runs",
+    from factorizer_nb.infra.reproduce import run_notebooks
+    res = run_notebooks(["en"], "tiny", [ROOT / "nbs/paper/31_bpe_vs_unigram.ipynb"], runs_dir=tmp_path / "runs",
                         parameters=dict(work_dir=str(tmp_path / "none"), figures_dir=str(tmp_path / "figures")))
-    assert res == {("en", "10_bpe_vs_unigram.ipynb"): None}
+    assert res == {("en", "31_bpe_vs_unigram.ipynb"): None}
     out = tmp_path / "figures"
     table = pd.read_csv(out / "bd_table3_comparison_en_enwiki.csv")
     assert list(table.tokenizer) == ["BPE", "Unigram LM", "FACTORIZER", "SaGe"]

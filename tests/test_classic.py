@@ -2,8 +2,8 @@
 import json
 import pytest
 from hypothesis import given, settings, strategies as st
-from factorizer_nb.classic import BPE, WordPiece, Unigram, EOW, WP_UNK
-from factorizer_nb.data import word_counts
+from factorizer_nb.bpe_vs_unigram.classic import BPE, WordPiece, Unigram, EOW, WP_UNK
+from factorizer_nb.core.data import word_counts
 
 CORPUS = "the quick brown fox jumps over the lazy dog and the dog sleeps while the fox runs to the box".split() * 3
 

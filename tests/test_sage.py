@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 from conftest import ROOT, has_data
-from factorizer_nb.sage import (Corpus, SaGe, Segmentation, PairScores, GreedyTokenizer, greedy_split, pretokenize,
+from factorizer_nb.sage.pruning import (Corpus, SaGe, Segmentation, PairScores, GreedyTokenizer, greedy_split, pretokenize,
                                 read_vocabulary)
 
 LINES = ["the cat sat on the mat", "a cat and a hat 😀", "that hat is the hat of the cat", "mat", "",
@@ -172,10 +172,10 @@ def test_bad_input():
 @pytest.mark.skipif(not has_data(), reason="no data directory ($FACTORIZER_NB_DATA)")
 def test_sage_paper_notebook_tiny(tmp_path):
     "SaGe and BPE for Scottish Gaelic on the tiny profile: every figure and table with its data and manifest."
-    from factorizer_nb.reproduce import run_notebooks
-    res = run_notebooks(["gd"], "tiny", [ROOT / "nbs/paper/09_sage.ipynb"], runs_dir=tmp_path / "runs",
+    from factorizer_nb.infra.reproduce import run_notebooks
+    res = run_notebooks(["gd"], "tiny", [ROOT / "nbs/paper/21_sage.ipynb"], runs_dir=tmp_path / "runs",
                         parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures")))
-    assert res == {("gd", "09_sage.ipynb"): None}
+    assert res == {("gd", "21_sage.ipynb"): None}
     out, tag = tmp_path / "figures", "gd_gd_arcosg-ud-train"
     for name in ("sage_fig1_token_length", "sage_fig2_fertility", "sage_fig3_neighbours", "sage_fig4_neighbour_ratio", "sage_objective"):
         for ext in ("png", "pdf", "csv", "manifest.json"): assert (out / f"{name}_{tag}.{ext}").stat().st_size > 0

@@ -7,7 +7,7 @@ from conftest import ROOT, has_data
 
 @pytest.mark.skipif(not has_data(), reason="no data directory ($FACTORIZER_NB_DATA)")
 def test_tokenizer_demo_notebook(tmp_path):
-    from factorizer_nb.reproduce import run_notebooks
+    from factorizer_nb.infra.reproduce import run_notebooks
     res = run_notebooks(["gd"], "tiny", [ROOT / "nbs/paper/00_tokenizer_demo.ipynb"], runs_dir=tmp_path / "runs",
                         parameters=dict(figures_dir=str(tmp_path / "figures")))
     assert res == {("gd", "00_tokenizer_demo.ipynb"): None}
@@ -26,7 +26,7 @@ def test_tokenizer_demo_notebook(tmp_path):
 @pytest.mark.skipif(not has_data(), reason="no data directory ($FACTORIZER_NB_DATA)")
 def test_factorizer_pipeline_notebooks_tiny(tmp_path):
     "Train, infer the vocabulary and draw Figures 3, 5 and 8 for Scottish Gaelic on the tiny profile."
-    from factorizer_nb.reproduce import paper_notebooks, run_notebooks
+    from factorizer_nb.infra.reproduce import paper_notebooks, run_notebooks
     nbs = [n for n in paper_notebooks(ROOT) if n.name[:2] in ("01", "02", "03", "04", "05")]
     assert len(nbs) == 5
     res = run_notebooks(["gd"], "tiny", nbs, runs_dir=tmp_path / "runs",

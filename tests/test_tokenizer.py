@@ -2,9 +2,9 @@
 import math
 import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
-from factorizer_nb.data import BOW, EOW
-from factorizer_nb.tokenizer import Factorizer, Encoding, UNK, UNK_ID, join_tokens
-from factorizer_nb.vocab import Vocabulary, write_authors_dawg, bytes_subword
+from factorizer_nb.core.data import BOW, EOW
+from factorizer_nb.core.tokenizer import Factorizer, Encoding, UNK, UNK_ID, join_tokens
+from factorizer_nb.core.vocab import Vocabulary, write_authors_dawg, bytes_subword
 
 
 def byte_vocab(extra=()):

@@ -2,18 +2,18 @@
 import os, subprocess, sys
 import pytest
 import torch
-from factorizer_nb.data import load_settings, word_counts
-from factorizer_nb.training import load_checkpoint, train
-from factorizer_nb.vocab import Vocabulary
-from factorizer_nb.vocab_inference import infer_vocabulary
-from factorizer_nb.tokenizer import Factorizer, UNK
+from factorizer_nb.core.data import load_settings, word_counts
+from factorizer_nb.factorizer.training import load_checkpoint, train
+from factorizer_nb.core.vocab import Vocabulary
+from factorizer_nb.factorizer.vocab_inference import infer_vocabulary
+from factorizer_nb.core.tokenizer import Factorizer, UNK
 from conftest import ROOT
 
 
 def test_torchrun_two_cpu_processes(tmp_path):
     env = dict(os.environ, OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           "-m", "factorizer_nb.training", "--lang", "en", "--profile", "tiny", "--out", str(tmp_path), "--device", "cpu"]
+           "-m", "factorizer_nb.factorizer.training", "--lang", "en", "--profile", "tiny", "--out", str(tmp_path), "--device", "cpu"]
     r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     S = load_settings("en", "tiny")

@@ -1,0 +1,1 @@
+"""Downstream experiments (UD parsing, masked language models); filled by the notebooks in `nbs/downstream/`."""
