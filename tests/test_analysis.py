@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, strategies as st
 from factorizer_nb.bpe_vs_unigram.analysis import boundaries, boundary_prf, surface_gold
-from conftest import ROOT, has_data
+from fixtures import ROOT, needs_data
 
 
 @given(st.lists(st.text(min_size=1, max_size=4), min_size=1, max_size=6))
@@ -27,7 +27,7 @@ def test_canonical_entries_that_do_not_concatenate_are_not_scored():
     assert gold == [("runs", {3})] and stats["not_surface"] == 1
 
 
-@pytest.mark.skipif(not has_data(), reason="no data directory ($FACTORIZER_NB_DATA)")
+@needs_data
 def test_bpe_vs_unigram_notebook_tiny(tmp_path):
     from factorizer_nb.infra.reproduce import run_notebooks
     res = run_notebooks(["en"], "tiny", [ROOT / "nbs/paper/31_bpe_vs_unigram.ipynb"], runs_dir=tmp_path / "runs",

@@ -2,9 +2,8 @@
 import lzma
 import pytest
 from factorizer_nb import data
-from conftest import has_data
+from fixtures import needs_data
 
-needs_data = pytest.mark.skipif(not has_data(), reason="no data directory ($FACTORIZER_NB_DATA)")
 
 
 @needs_data

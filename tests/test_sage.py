@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
-from conftest import ROOT, has_data
+from fixtures import ROOT, needs_data
 from factorizer_nb.sage.pruning import (Corpus, SaGe, Segmentation, PairScores, GreedyTokenizer, greedy_split, pretokenize,
                                 read_vocabulary)
 
@@ -169,7 +169,7 @@ def test_bad_input():
     assert pretokenize("") == [] and greedy_split("", {}, 1) == []
 
 
-@pytest.mark.skipif(not has_data(), reason="no data directory ($FACTORIZER_NB_DATA)")
+@needs_data
 def test_sage_paper_notebook_tiny(tmp_path):
     "SaGe and BPE for Scottish Gaelic on the tiny profile: every figure and table with its data and manifest."
     from factorizer_nb.infra.reproduce import run_notebooks

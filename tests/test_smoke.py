@@ -2,10 +2,10 @@
 import json
 import pandas as pd
 import pytest
-from conftest import ROOT, has_data
+from fixtures import ROOT, needs_data
 
 
-@pytest.mark.skipif(not has_data(), reason="no data directory ($FACTORIZER_NB_DATA)")
+@needs_data
 def test_tokenizer_demo_notebook(tmp_path):
     from factorizer_nb.infra.reproduce import run_notebooks
     res = run_notebooks(["gd"], "tiny", [ROOT / "nbs/paper/00_tokenizer_demo.ipynb"], runs_dir=tmp_path / "runs",
@@ -23,7 +23,7 @@ def test_tokenizer_demo_notebook(tmp_path):
     assert m["data"]["ud/gd_arcosg-ud-dev.conllu.xz"] and m["settings"]["lang"] == "gd"
 
 
-@pytest.mark.skipif(not has_data(), reason="no data directory ($FACTORIZER_NB_DATA)")
+@needs_data
 def test_factorizer_pipeline_notebooks_tiny(tmp_path):
     "Train, infer the vocabulary and draw Figures 3, 5 and 8 for Scottish Gaelic on the tiny profile."
     from factorizer_nb.infra.reproduce import paper_notebooks, run_notebooks

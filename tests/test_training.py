@@ -7,7 +7,7 @@ from factorizer_nb.factorizer.training import load_checkpoint, train
 from factorizer_nb.core.vocab import Vocabulary
 from factorizer_nb.factorizer.vocab_inference import infer_vocabulary
 from factorizer_nb.core.tokenizer import Factorizer, UNK
-from conftest import ROOT
+from fixtures import ROOT
 
 
 def test_torchrun_two_cpu_processes(tmp_path):

@@ -1,0 +1,36 @@
+"""Shared test helpers and fixtures (registered by conftest.py; test modules import helpers from here, never from conftest)."""
+import functools, os
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA_PROBE = Path("ud", "en_ewt-ud-dev.conllu.xz")          # a file every data directory of the project has
+
+
+def data_root() -> Path:
+    "The data directory the tests use: $FACTORIZER_NB_DATA, else the shared mirror beside the checkout."
+    return Path(os.environ.get("FACTORIZER_NB_DATA") or ROOT.parent / "shared" / "data")
+
+
+def has_data() -> bool:
+    return (data_root() / DATA_PROBE).is_file()
+
+
+def needs_data(test):
+    "Mark a test that reads the data directory: skipped without it locally, but a failure under CI=true (CI has the data)."
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        if not has_data():
+            msg = f"no data directory: {data_root() / DATA_PROBE} is missing (set $FACTORIZER_NB_DATA)"
+            if os.environ.get("CI", "").lower() == "true": pytest.fail(msg)
+            pytest.skip(msg)
+        return test(*args, **kwargs)
+    return run
+
+
+@pytest.fixture(scope="session", autouse=True)
+def data_dir_env():
+    "Tests read corpora from $FACTORIZER_NB_DATA, defaulting to the shared mirror beside the checkout."
+    if "FACTORIZER_NB_DATA" not in os.environ and (ROOT.parent / "shared" / "data").is_dir():
+        os.environ["FACTORIZER_NB_DATA"] = str(ROOT.parent / "shared" / "data")
+    yield
