@@ -9,28 +9,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 import pandas as pd
-from ..core.baselines import spm_train
+from ..core.baselines import spm_train, train_spm_on_text
 
 # %% auto #0
-__all__ = ['train_spm_on_text', 'units_per_word', 'frequency_difference', 'boundaries', 'boundary_prf', 'surface_gold',
-           'word_boundary_scores', 'mecab_boundaries']
-
-# %% ../../nbs/bpe_vs_unigram/30_analysis.ipynb #3c7a5b7b
-def train_spm_on_text(lines: Iterable[str], vocab_size: int, model_type: str, character_coverage: float = 0.9995,
-                      num_threads: int = 2, max_sentence_length: int = 8192, **options):
-    "A sentencepiece model (`bpe` or `unigram`) trained on lines of text (sentencepiece's default normalization unless `options` say otherwise)."
-    import sentencepiece as spm
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "text.txt"
-        n = 0
-        with open(path, "w", encoding="utf-8") as f:
-            for line in lines:
-                if line.strip(): f.write(line.strip()[:max_sentence_length] + "\n"); n += 1
-        if not n: raise ValueError("no text to train on")
-        spm_train(input=str(path), model_prefix=f"{tmp}/m", model_type=model_type, vocab_size=vocab_size,
-                  character_coverage=character_coverage, num_threads=num_threads, hard_vocab_limit=False,
-                  max_sentence_length=max_sentence_length, **options)
-        return spm.SentencePieceProcessor(model_file=f"{tmp}/m.model")
+__all__ = ['units_per_word', 'frequency_difference', 'boundaries', 'boundary_prf', 'surface_gold', 'word_boundary_scores',
+           'mecab_boundaries']
 
 # %% ../../nbs/bpe_vs_unigram/30_analysis.ipynb #4891f778
 def units_per_word(split: Callable[[str], list], word_counts: Counter) -> dict[str, float]:

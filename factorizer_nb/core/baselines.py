@@ -6,13 +6,13 @@
 from __future__ import annotations
 import math, tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 from .data import EOW, mark
 from .vocab import CODEBOOK_SIZE, Vocabulary, subword_bytes, flat_to_triplet
 
 # %% auto #0
-__all__ = ['MAX_SPM_COUNT', 'write_count_tsv', 'spm_train', 'train_sentencepiece', 'placeholder_triplet', 'unigram_standin_vocab',
-           'train_hf_bpe']
+__all__ = ['MAX_SPM_COUNT', 'write_count_tsv', 'spm_train', 'train_sentencepiece', 'train_spm_on_text', 'placeholder_triplet',
+           'unigram_standin_vocab', 'train_hf_bpe']
 
 # %% ../../nbs/core/06_baselines.ipynb #e70cd9c8
 MAX_SPM_COUNT = 1_000_000
@@ -49,6 +49,23 @@ def train_sentencepiece(counts: Sequence[tuple[str, int]], vocab_size: int, mode
             split_by_unicode_script=False,
             num_threads=num_threads)
         return spm.SentencePieceProcessor(model_file=prefix + ".model")
+
+# %% ../../nbs/core/06_baselines.ipynb #173be14e
+def train_spm_on_text(lines: Iterable[str], vocab_size: int, model_type: str, character_coverage: float = 0.9995,
+                      num_threads: int = 2, max_sentence_length: int = 8192, **options):
+    "A sentencepiece model (`bpe` or `unigram`) trained on lines of text (sentencepiece's default normalization unless `options` say otherwise)."
+    import sentencepiece as spm
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "text.txt"
+        n = 0
+        with open(path, "w", encoding="utf-8") as f:
+            for line in lines:
+                if line.strip(): f.write(line.strip()[:max_sentence_length] + "\n"); n += 1
+        if not n: raise ValueError("no text to train on")
+        spm_train(input=str(path), model_prefix=f"{tmp}/m", model_type=model_type, vocab_size=vocab_size,
+                  character_coverage=character_coverage, num_threads=num_threads, hard_vocab_limit=False,
+                  max_sentence_length=max_sentence_length, **options)
+        return spm.SentencePieceProcessor(model_file=f"{tmp}/m.model")
 
 # %% ../../nbs/core/06_baselines.ipynb #ecd9781c
 def placeholder_triplet(i: int) -> tuple[int, int, int]:

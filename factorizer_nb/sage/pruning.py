@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 from fastcore.basics import patch
-from ..bpe_vs_unigram.analysis import train_spm_on_text
+from ..core.baselines import train_spm_on_text
 
 # %% auto #0
 __all__ = ['log', 'WORD_START', 'UNITS', 'SPLITTERS', 'W2V_MAX_SENTENCE', 'pretokenize', 'Corpus', 'segment_ids',
