@@ -7,12 +7,14 @@ from __future__ import annotations
 import math, tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
+from fastcore.basics import patch
+from .protocol import Tokenizer, to_b64, from_b64
 from .data import EOW, mark
 from .vocab import CODEBOOK_SIZE, Vocabulary, subword_bytes, flat_to_triplet
 
 # %% auto #0
 __all__ = ['MAX_SPM_COUNT', 'write_count_tsv', 'spm_train', 'train_sentencepiece', 'train_spm_on_text', 'placeholder_triplet',
-           'unigram_standin_vocab', 'train_hf_bpe']
+           'unigram_standin_vocab', 'train_hf_bpe', 'SentencePieceTokenizer', 'HFByteBPE']
 
 # %% ../../nbs/core/06_baselines.ipynb #e70cd9c8
 MAX_SPM_COUNT = 1_000_000
@@ -103,3 +105,113 @@ def train_hf_bpe(counts: Sequence[tuple[str, int]], vocab_size: int, max_count: 
     lines = ((w + " ") * max(1, round(c * scale)) for w, c in counts if w and not any(ch.isspace() for ch in w))
     tok.train_from_iterator(lines, trainer, length=len(counts))
     return tok
+
+# %% ../../nbs/core/06_baselines.ipynb #e60906e5
+def _spm_model_settings(sp) -> dict:
+    "Normalizer and trainer settings of a sentencepiece model that decide whether it is lossless."
+    from sentencepiece import sentencepiece_model_pb2
+    m = sentencepiece_model_pb2.ModelProto()
+    m.ParseFromString(sp.serialized_model_proto())
+    return dict(normalization=m.normalizer_spec.name, add_dummy_prefix=m.normalizer_spec.add_dummy_prefix,
+                byte_fallback=m.trainer_spec.byte_fallback, model_type=m.trainer_spec.model_type)
+
+# %% ../../nbs/core/06_baselines.ipynb #71eb633b
+class SentencePieceTokenizer(Tokenizer):
+    "A sentencepiece model (BPE or Unigram LM) behind the tokenizer protocol, with optional subword sampling."
+    kind = "sentencepiece"
+    def __init__(self, model, name: str = "sentencepiece", alpha: float = 0.0, seed: int | None = None):
+        import sentencepiece as spm
+        self.sp = model if isinstance(model, spm.SentencePieceProcessor) else spm.SentencePieceProcessor(model_proto=model)
+        if not 0.0 <= alpha < 1.0 or alpha != alpha: raise ValueError(f"alpha must be in [0, 1), got {alpha}")
+        self.name, self.alpha, self.seed, self.samples = name, alpha, seed, alpha > 0
+        if seed is not None: spm.set_random_generator_seed(seed)    # sentencepiece's sampling generator is process-wide
+        self.settings = _spm_model_settings(self.sp)
+
+    @property
+    def base_vocab_size(self) -> int: return self.sp.get_piece_size()
+    @property
+    def lossless(self) -> bool:
+        s = self.settings
+        return s["normalization"] == "identity" and s["byte_fallback"] and s["add_dummy_prefix"]
+
+# %% ../../nbs/core/06_baselines.ipynb #f1e76a8b
+def _byte_to_char(word: str) -> list[int]:
+    "For each byte offset 0..len(utf8) of `word`, the index of the character it falls in (len(word) at the end)."
+    out = []
+    for k, ch in enumerate(word): out += [k] * len(ch.encode("utf-8", "surrogatepass"))
+    return out + [len(word)]
+
+@patch
+def encode_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
+    "Pieces of one word with sentencepiece's own spans, turned from bytes into characters."
+    kw = dict(enable_sampling=True, alpha=self.alpha, nbest_size=-1) if self.samples else {}
+    pos, unk = _byte_to_char(word), self.sp.unk_id()
+    out = []
+    for p in self.sp.encode(word, out_type="proto", **kw).pieces:
+        s = pos[min(p.begin, len(pos) - 1)]
+        e = s if p.end <= p.begin else pos[p.end - 1] + 1
+        out.append(("[UNK]", self.special_id("[UNK]"), s, e) if p.id == unk else (p.piece, p.id, s, e))
+    return out
+
+# %% ../../nbs/core/06_baselines.ipynb #43505d30
+@patch
+def decode_ids(self: SentencePieceTokenizer, ids) -> str: return self.sp.decode([int(i) for i in ids])
+
+@patch
+def token_text(self: SentencePieceTokenizer, token: str) -> str | None:
+    "A piece without its word-start mark; None for byte pieces and `[UNK]` (normalized text for a normalizing model)."
+    if token == "[UNK]" or (token.startswith("<0x") and token.endswith(">") and len(token) == 6): return None
+    return token.replace("\u2581", "")
+
+@patch
+def config(self: SentencePieceTokenizer) -> dict:
+    return dict(model=to_b64(self.sp.serialized_model_proto()), alpha=self.alpha, seed=self.seed)
+
+@patch(cls_method=True)
+def from_config(cls: SentencePieceTokenizer, config: dict) -> SentencePieceTokenizer:
+    return cls(from_b64(config["model"]), alpha=config.get("alpha", 0.0), seed=config.get("seed"))
+
+# %% ../../nbs/core/06_baselines.ipynb #bde3b0ba
+class HFByteBPE(Tokenizer):
+    "An HF `tokenizers` byte-level BPE behind the tokenizer protocol, with optional BPE-dropout."
+    kind = "hf-bpe"
+    def __init__(self, tokenizer, name: str = "byte-level BPE", dropout: float = 0.0):
+        from tokenizers import Tokenizer as HFTokenizer
+        self.tok = tokenizer if isinstance(tokenizer, HFTokenizer) else HFTokenizer.from_str(tokenizer)
+        if not 0.0 <= dropout < 1.0 or dropout != dropout: raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        self.tok.model.dropout = dropout or None
+        self.name, self.dropout, self.samples = name, dropout, dropout > 0
+
+    @property
+    def base_vocab_size(self) -> int: return self.tok.get_vocab_size()
+    @property
+    def lossless(self) -> bool: return self.tok.normalizer is None
+
+# %% ../../nbs/core/06_baselines.ipynb #2d791b1f
+_PREFIX_SPACE = "\u0120"                  # byte-level BPE's picture of the space byte
+
+@patch
+def encode_word(self: HFByteBPE, word: str) -> list[tuple]:
+    "Byte-level pieces of one word (with its prefix space) and HF's character spans."
+    e = self.tok.encode(word, add_special_tokens=False)
+    return [(t, i, (0 if t == _PREFIX_SPACE else a), (0 if t == _PREFIX_SPACE else b)) for t, i, (a, b) in zip(e.tokens, e.ids, e.offsets)]
+
+@patch
+def decode_ids(self: HFByteBPE, ids) -> str: return self.tok.decode([int(i) for i in ids], skip_special_tokens=False)
+
+@patch
+def token_text(self: HFByteBPE, token: str) -> str | None:
+    "The characters of a token (prefix space removed), or None if it cuts a character."
+    text = self.tok.decoder.decode([token])
+    return None if "\ufffd" in text else text.removeprefix(" ") if token.startswith(_PREFIX_SPACE) else text
+
+# %% ../../nbs/core/06_baselines.ipynb #c51ff0cf
+@patch
+def config(self: HFByteBPE) -> dict:
+    self.tok.model.dropout = None                      # the file holds the model; dropout is a setting of ours
+    try: return dict(tokenizer=self.tok.to_str(), dropout=self.dropout)
+    finally: self.tok.model.dropout = self.dropout or None
+
+@patch(cls_method=True)
+def from_config(cls: HFByteBPE, config: dict) -> HFByteBPE:
+    return cls(config["tokenizer"], dropout=config.get("dropout", 0.0))

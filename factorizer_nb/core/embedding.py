@@ -9,7 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from .vocab import CODEBOOK_SIZE, NUM_CODEBOOKS
-from .tokenizer import NUM_SPECIAL, PAD_ID, Encoding, Factorizer
+from .protocol import NUM_SPECIAL, Encoding, Tokenizer
+from .tokenizer import PAD_ID, Factorizer
 
 # %% auto #0
 __all__ = ['FactorizedEmbedding', 'ids_tensor', 'pool_words', 'average_predictions']
@@ -28,18 +29,21 @@ class FactorizedEmbedding(nn.Module):
         return F.gelu(summed)
 
 # %% ../../nbs/core/05_embedding.ipynb #5fa20aab
-def ids_tensor(encodings: Sequence[Encoding], max_len: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    "Padded ids [batch, tokens, 3] and a boolean mask [batch, tokens] from encodings."
+def ids_tensor(encodings: Sequence[Encoding], max_len: int | None = None, pad_id=PAD_ID) -> tuple[torch.Tensor, torch.Tensor]:
+    "Padded ids [batch, tokens, *id_shape] (triplets: [batch, tokens, 3]) and a boolean mask [batch, tokens]; `pad_id` is the tokenizer's `special_id('[PAD]')`."
     n = max([len(e.ids) for e in encodings] + [0]) if max_len is None else max_len
-    ids = torch.tensor(PAD_ID, dtype=torch.long).repeat(len(encodings), n, 1)   # [B, T, 3]
+    pad = torch.tensor(pad_id, dtype=torch.long)                                 # [] or [3]
+    ids = pad.expand(len(encodings), n, *pad.shape).clone()                      # [B, T, *id_shape]
     mask = torch.zeros(len(encodings), n, dtype=torch.bool)                      # [B, T]
     for b, e in enumerate(encodings):
         k = min(n, len(e.ids))
         if k: ids[b, :k] = torch.tensor(e.ids[:k], dtype=torch.long); mask[b, :k] = True
     return ids, mask
 
-def pool_words(states: torch.Tensor, word_ids: Sequence[int]) -> torch.Tensor:
-    "Mean of token states [tokens, dim] per word -> [words, dim]."
+def pool_words(states: torch.Tensor, word_ids: Sequence[int | None]) -> torch.Tensor:
+    "Mean of token states [tokens, dim] per word -> [words, dim]; tokens of no word (special, padding) are left out."
+    keep = [k for k, w in enumerate(word_ids) if w is not None]
+    if len(keep) < len(word_ids): states, word_ids = states[keep], [word_ids[k] for k in keep]
     idx = torch.as_tensor(list(word_ids), dtype=torch.long, device=states.device)
     n_words = int(idx.max()) + 1 if len(idx) else 0
     sums = states.new_zeros(n_words, states.shape[-1]).index_add_(0, idx, states)
@@ -47,11 +51,11 @@ def pool_words(states: torch.Tensor, word_ids: Sequence[int]) -> torch.Tensor:
     return sums / counts[:, None]
 
 # %% ../../nbs/core/05_embedding.ipynb #6cc8c09b
-def average_predictions(predict: Callable[[Encoding], torch.Tensor], text: str, tokenizer: Factorizer,
+def average_predictions(predict: Callable[[Encoding], torch.Tensor], text: str, tokenizer: Tokenizer,
                         n_samples: int = 128) -> torch.Tensor:
     "Mean of `predict` over `n_samples` sampled tokenizations of `text` (one pass if the tokenizer does not sample)."
     if n_samples < 1: raise ValueError(f"n_samples must be >= 1, got {n_samples}")
-    n = n_samples if tokenizer.sigma_sample > 0 else 1
+    n = n_samples if tokenizer.samples else 1
     outs = [predict(tokenizer.encode(text)) for _ in range(n)]
     shapes = {tuple(o.shape) for o in outs}
     if len(shapes) > 1: raise ValueError(f"predict returned different shapes across samples: {shapes}; pool to words or sentences first")

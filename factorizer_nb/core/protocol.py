@@ -71,6 +71,7 @@ class Tokenizer:
     id_shape: ClassVar[tuple] = ()            # () for int ids, (3,) for (r, g, b) triplets
     name: str = ""
     samples: bool = False                      # True if repeated encodings of a text may differ
+    has_scores: bool = False                   # True if `encode_word` adds a fifth item, the token's score
     cache_size: int = 1 << 16
 
     def encode_word(self, word: str) -> list[tuple[str, Any, int, int]]: raise NotImplementedError
@@ -86,6 +87,8 @@ class Tokenizer:
 
     @property
     def vocab_size(self) -> int: return self.base_vocab_size + NUM_SPECIAL
+    @property
+    def embedding_rows(self) -> int: return self.vocab_size    # rows of each embedding table a model needs
     def special_id(self, token: str): return self.base_vocab_size + SPECIAL_TOKENS.index(token)
     def __repr__(self): return f"{type(self).__name__}({self.name!r}, vocab_size={self.vocab_size})"
 
@@ -113,15 +116,16 @@ def _pieces(text: str, add_special_tokens: bool):
 def _encode(self: Tokenizer, text: str, add_special_tokens: bool = False) -> Encoding:
     "Tokens of `text`: each whitespace word split by the family; `[CLS] … [SEP]` and special tokens in the text if asked."
     if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch for a list of texts")
-    ids, toks, offs, wids = [], [], [], []
-    def special(tok, a, b): ids.append(self.special_id(tok)); toks.append(tok); offs.append((a, b)); wids.append(None)
+    ids, toks, offs, wids, scores = [], [], [], [], []
+    def special(tok, a, b):
+        ids.append(self.special_id(tok)); toks.append(tok); offs.append((a, b)); wids.append(None); scores.append(0.0)
     if add_special_tokens: special("[CLS]", 0, 0)
     for w, start, piece, is_special in _pieces(text, add_special_tokens):
         if is_special: special(piece, start, start + len(piece)); continue
-        for tok, i, a, b in self._word_tokens(piece):
-            ids.append(i); toks.append(tok); offs.append((start + a, start + b)); wids.append(w)
+        for tok, i, a, b, *score in self._word_tokens(piece):
+            ids.append(i); toks.append(tok); offs.append((start + a, start + b)); wids.append(w); scores += score
     if add_special_tokens: special("[SEP]", len(text), len(text))
-    return Encoding(ids, toks, offs, wids)
+    return Encoding(ids, toks, offs, wids, scores=scores if self.has_scores else None)
 Tokenizer.encode = _encode
 Tokenizer.__call__ = _encode
 

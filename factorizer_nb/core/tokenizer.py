@@ -4,42 +4,31 @@
 
 # %% ../../nbs/core/04_tokenizer.ipynb #dec96b22
 from __future__ import annotations
-import math, random, re
+import math, random
 from bisect import bisect_left, bisect_right
-from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import Sequence
+from fastcore.basics import patch
 from .data import BOW, EOW, BOW_BYTES, EOW_BYTES, marked_bytes
+from .protocol import Tokenizer, Encoding, SPECIAL_TOKENS, NUM_SPECIAL
 from .vocab import Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword
 from .search import shortest_split
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKENS', 'NUM_SPECIAL', 'SPECIAL_IDS', 'UNK', 'UNK_ID', 'PAD_ID', 'Encoding', 'join_tokens', 'Factorizer',
-           'encode', 'encode_batch', 'decode']
+__all__ = ['SPECIAL_IDS', 'UNK', 'UNK_ID', 'PAD_ID', 'join_tokens', 'Factorizer']
 
 # %% ../../nbs/core/04_tokenizer.ipynb #7cd7ddf8
-SPECIAL_TOKENS = ("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]")
-NUM_SPECIAL = len(SPECIAL_TOKENS)
 SPECIAL_IDS = {tok: (CODEBOOK_SIZE + k,) * NUM_CODEBOOKS for k, tok in enumerate(SPECIAL_TOKENS)}
 UNK, UNK_ID = "[UNK]", SPECIAL_IDS["[UNK]"]
 PAD_ID = SPECIAL_IDS["[PAD]"]
 _SPECIAL_BY_ID = {v: k for k, v in SPECIAL_IDS.items()}
 
 # %% ../../nbs/core/04_tokenizer.ipynb #830e46bd
-class Encoding(NamedTuple):
-    "Tokens of a text: triplet ids, subword strings, log p, character offsets and word indices."
-    ids: list[tuple[int, int, int]]
-    tokens: list[str]
-    scores: list[float]
-    offsets: list[tuple[int, int]]
-    word_ids: list[int]
-
 def join_tokens(tokens: Sequence[str]) -> str:
     "Concatenate subword strings at the byte level (repairs characters cut between tokens)."
     return "".join(tokens).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 # %% ../../nbs/core/04_tokenizer.ipynb #b597fcab
-_WORD = re.compile(r"\S+")
 _BOW_LEN, _EOW_LEN = len(BOW_BYTES), len(EOW_BYTES)
 
 def _char_starts(word: str) -> list[int]:
@@ -56,10 +45,11 @@ def _offsets(starts: list[int], n_bytes: int, a: int, b: int) -> tuple[int, int]
     return s, max(s, e)
 
 # %% ../../nbs/core/04_tokenizer.ipynb #45e22b60
-class Factorizer:
+class Factorizer(Tokenizer):
     "FACTORIZER tokenizer over a static `Vocabulary` (paper §3.2): optimal or sampled splits of each word."
+    kind, id_shape, has_scores = "factorizer", (NUM_CODEBOOKS,), True
     def __init__(self, vocab: Vocabulary | str | Path, alpha_split: float = 0.1, sigma_sample: float = 0.0,
-                 seed: int | None = None, unk: str = "word", cache_size: int = 1 << 16):
+                 seed: int | None = None, unk: str = "word", cache_size: int = 1 << 16, name: str = "FACTORIZER"):
         self.vocab = vocab if isinstance(vocab, Vocabulary) else Vocabulary.load(vocab)
         if len(self.vocab) == 0: raise ValueError("the vocabulary is empty")
         max_logp = max(lp for lp, _ in self.vocab.entries.values())
@@ -68,9 +58,10 @@ class Factorizer:
         if sigma_sample < 0: raise ValueError(f"sigma_sample must be >= 0, got {sigma_sample}")
         if unk not in ("word", "parts"): raise ValueError(f"unk must be 'word' or 'parts', got {unk!r}")
         self.alpha_split, self.sigma_sample, self.seed, self.unk = alpha_split, sigma_sample, seed, unk
-        self.rng = random.Random(seed)
-        self._cached_word = lru_cache(maxsize=cache_size)(self._encode_word)
+        self.name, self.cache_size, self.rng = name, cache_size, random.Random(seed)
 
+    @property
+    def samples(self) -> bool: return self.sigma_sample > 0
     def __repr__(self):
         return f"Factorizer({len(self.vocab)} subwords, alpha_split={self.alpha_split}, sigma_sample={self.sigma_sample}, unk={self.unk!r})"
 
@@ -78,7 +69,8 @@ class Factorizer:
 def _unk_word(word: str) -> tuple:
     return ((UNK,), (UNK_ID,), (-math.inf,), ((0, len(word)),))
 
-def _encode_word(self: Factorizer, word: str) -> tuple:
+@patch
+def _split_word(self: Factorizer, word: str) -> tuple:
     "Tokens, ids, scores and word-relative offsets of one word."
     if BOW in word or EOW in word: return _unk_word(word)
     try: raw = marked_bytes(word)
@@ -100,32 +92,13 @@ def _encode_word(self: Factorizer, word: str) -> tuple:
         scores.append(-math.inf if logp is None else logp)
         offs.append(span)
     return tuple(toks), tuple(ids), tuple(scores), tuple(offs)
-Factorizer._encode_word = _encode_word
 
 # %% ../../nbs/core/04_tokenizer.ipynb #c362ea52
-def encode(self: Factorizer, text: str) -> Encoding:
-    "Tokenize `text`: every whitespace-separated word is split optimally (or sampled, if `sigma_sample > 0`)."
-    if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch for a list of texts")
-    enc_word = self._encode_word if self.sigma_sample else self._cached_word
-    ids, toks, scores, offs, wids = [], [], [], [], []
-    for w, m in enumerate(_WORD.finditer(text)):
-        t, i, s, o = enc_word(m.group())
-        start = m.start()
-        toks += t; ids += i; scores += s; wids += [w] * len(t)
-        offs += [(start + a, start + b) for a, b in o]
-    return Encoding(ids, toks, scores, offs, wids)
-
-def encode_batch(self: Factorizer, texts: Sequence[str], progress: bool = False) -> list[Encoding]:
-    "Tokenize several texts (with a tqdm progress bar if `progress`)."
-    if isinstance(texts, str): raise TypeError("encode_batch expects a sequence of str; use encode for one text")
-    if progress:
-        from tqdm.auto import tqdm
-        texts = tqdm(texts, desc="encode", unit="text")
-    return [self.encode(t) for t in texts]
-
-Factorizer.encode = encode
-Factorizer.__call__ = encode
-Factorizer.encode_batch = encode_batch
+@patch
+def encode_word(self: Factorizer, word: str) -> list[tuple]:
+    "`(token, triplet, start, end, log p)` of each subword of one word, offsets within the word."
+    toks, ids, scores, offs = self._split_word(word)
+    return [(t, i, a, b, s) for t, i, (a, b), s in zip(toks, ids, offs, scores)]
 
 # %% ../../nbs/core/04_tokenizer.ipynb #239d49ae
 def _as_triplet(i) -> tuple[int, int, int]:
@@ -134,6 +107,7 @@ def _as_triplet(i) -> tuple[int, int, int]:
     if len(t) != NUM_CODEBOOKS: raise TypeError(f"decode expects (r, g, b) triplets, got {i!r}")
     return t
 
+@patch
 def decode(self: Factorizer, ids: Sequence[Sequence[int]], skip_special_tokens: bool = True) -> str:
     "Text from triplet ids: subwords joined, markers turned into spaces, whitespace normalized."
     if isinstance(ids, (str, bytes)): raise TypeError("decode expects a sequence of (r, g, b) triplets")
@@ -149,4 +123,46 @@ def decode(self: Factorizer, ids: Sequence[Sequence[int]], skip_special_tokens: 
         buf += tok.encode() if inside else f" {tok} ".encode()
     text = bytes(buf).replace(BOW_BYTES, b" ").replace(EOW_BYTES, b" ").decode("utf-8", "replace")
     return " ".join(text.split())
-Factorizer.decode = decode
+
+# %% ../../nbs/core/04_tokenizer.ipynb #882b6e72
+@patch(as_prop=True)
+def base_vocab_size(self: Factorizer) -> int: return len(self.vocab)
+
+@patch(as_prop=True)
+def embedding_rows(self: Factorizer) -> int: return CODEBOOK_SIZE + NUM_SPECIAL
+
+@patch
+def special_id(self: Factorizer, token: str) -> tuple[int, int, int]: return SPECIAL_IDS[token]
+
+@patch(as_prop=True)
+def lossless(self: Factorizer) -> bool:
+    "True if every word has a split: both markers and all 256 single bytes are subwords."
+    needed = [BOW, EOW] + [bytes_subword(bytes([b])) for b in range(256)]
+    return all(s in self.vocab for s in needed)
+
+# %% ../../nbs/core/04_tokenizer.ipynb #153a72ce
+@patch
+def token_text(self: Factorizer, token: str) -> str | None:
+    "The characters a subword stands for (markers removed), or None for `[UNK]` and cut characters."
+    if token in SPECIAL_IDS or any(0xDC80 <= ord(c) <= 0xDCFF for c in token): return None
+    return token.removeprefix(BOW).removesuffix(EOW)
+
+@patch
+def decode_ids(self: Factorizer, ids: Sequence) -> str: return self.decode(ids)
+
+@patch
+def config(self: Factorizer) -> dict:
+    "The tokenizer's settings (the vocabulary travels in the same file)."
+    return dict(alpha_split=self.alpha_split, sigma_sample=self.sigma_sample, seed=self.seed, unk=self.unk, name=self.name)
+
+# %% ../../nbs/core/04_tokenizer.ipynb #9e110df1
+@patch
+def save(self: Factorizer, path: str | Path) -> Path:
+    "Write the vocabulary with the tokenizer's settings in its header."
+    return self.vocab.save(path, meta={**self.vocab.meta, "tokenizer": self.config()})
+
+@patch(cls_method=True)
+def from_vocab_file(cls: Factorizer, path: str | Path, **overrides) -> Factorizer:
+    "A `Factorizer` from a vocabulary file, with the settings saved in it (if any) and `overrides`."
+    vocab = Vocabulary.load(path)
+    return cls(vocab, **{**vocab.meta.get("tokenizer", {}), **overrides})

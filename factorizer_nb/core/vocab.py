@@ -112,10 +112,10 @@ class Vocabulary:
 class VocabularyFormatError(ValueError):
     "A file that is neither a factorizer-nb vocabulary nor an authors' `fBBB` DAWG."
 
-def _save(self: Vocabulary, path: str | Path) -> Path:
-    "Write the vocabulary in the factorizer-nb format (magic, JSON header, DAWG bytes)."
+def _save(self: Vocabulary, path: str | Path, meta: dict | None = None) -> Path:
+    "Write the vocabulary in the factorizer-nb format (magic, JSON header with `meta` or the vocabulary's own, DAWG bytes)."
     path = Path(path)
-    header = dict(format_version=FORMAT_VERSION, record_format=RECORD_FORMAT, size=len(self), meta=self.meta)
+    header = dict(format_version=FORMAT_VERSION, record_format=RECORD_FORMAT, size=len(self), meta=self.meta if meta is None else meta)
     return atomic_write(path, lambda t: t.write_bytes(FORMAT_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n" + self.dawg.tobytes()))
 Vocabulary.save = _save
 
