@@ -1,32 +1,23 @@
 """VQ-VAE throughput on this machine: training words/s (ASAM step against a plain AdamW step) and vocabulary-inference
 triplets/s (greedy decoding with the key/value cache against recomputing the prefix), each ratio measured in one run.
+Both training steps go through `training.train_step`; the plain one passes `asam=False` (no ascent, no second
+forward and backward), everything else in the step (clipping, schedule, codebook and weight EMA) is the same.
 
     python benchmarks/bench_vqvae.py [--profile small] [--steps 30] [--triplets 4096]
 """
 import argparse, time
 import torch
-import torch.nn.functional as F
 from factorizer_nb.core.data import load_settings, word_counts
-from factorizer_nb.factorizer.training import ASAM, WordSampler, model_from_settings
+from factorizer_nb.factorizer.training import VQConfig, WordSampler, model_from_config, new_state, train_step
 from factorizer_nb.factorizer.vocab_inference import greedy_decode
-from factorizer_nb.factorizer.vqvae import END_TOKEN, MAX_TOKENS, NUM_CODEBOOKS, PAD_TOKEN
+from factorizer_nb.factorizer.vqvae import END_TOKEN, MAX_TOKENS, NUM_CODEBOOKS
 
 
-def steps_per_second(S, sampler, steps, use_asam):
-    torch.manual_seed(0)
-    model = model_from_settings(S).train()
-    opt = torch.optim.AdamW(model.parameters(), lr=S["vq_lr_initial"])
-    asam, gen = ASAM(model.parameters(), rho=S["vq_asam_rho"]), torch.Generator().manual_seed(0)
-    def loss_of(tokens, w):
-        out = model(tokens); return (w * (out["nll"] + S["vq_beta"] * out["commit"])).sum() / w.sum(), out
+def steps_per_second(cfg, sampler, steps, use_asam):
+    "Training steps per second from a fresh seeded state, with or without the ASAM ascent."
+    st = new_state(cfg); st.model.train()
     t0 = time.perf_counter()
-    for _ in range(steps):
-        tokens, w = sampler.sample(S["vq_batch_size"], gen)
-        loss, out = loss_of(tokens, w); loss.backward()
-        if use_asam:
-            asam.ascent(); opt.zero_grad(); loss_of(tokens, w)[0].backward(); asam.restore()
-        opt.step(); opt.zero_grad()
-        for k, cb in enumerate(model.codebooks): cb.ema_update(out["latents"][:, k].detach(), out["indices"][:, k], gen)
+    for _ in range(steps): train_step(st, sampler, cfg, asam=use_asam)
     return steps / (time.perf_counter() - t0)
 
 
@@ -49,13 +40,14 @@ def main():
     ap.add_argument("--triplets", type=int, default=4096)
     a = ap.parse_args()
     S = load_settings("en", a.profile)
-    sampler = WordSampler(word_counts(S["freq"], top_n=S["vq_top_words"]))
-    plain, asam = steps_per_second(S, sampler, a.steps, False), steps_per_second(S, sampler, a.steps, True)
-    print(f"training, profile {a.profile!r} ({S['vq_layers']} layers, hidden {S['vq_hidden']}, batch {S['vq_batch_size']}), "
+    cfg = VQConfig.from_settings(S)
+    sampler = WordSampler(word_counts(S["freq"], top_n=cfg.top_words))
+    plain, asam = steps_per_second(cfg, sampler, a.steps, False), steps_per_second(cfg, sampler, a.steps, True)
+    print(f"training, profile {a.profile!r} ({cfg.layers} layers, hidden {cfg.hidden}, batch {cfg.batch_size}), "
           f"{torch.get_num_threads()} threads, {a.steps} steps:")
-    print(f"  AdamW step (reference)   {plain * S['vq_batch_size']:10,.0f} words/s")
-    print(f"  ASAM + AdamW step        {asam * S['vq_batch_size']:10,.0f} words/s   ratio {asam / plain:.2f}")
-    model = model_from_settings(S).eval()
+    print(f"  AdamW step (reference)   {plain * cfg.batch_size:10,.0f} words/s")
+    print(f"  ASAM + AdamW step        {asam * cfg.batch_size:10,.0f} words/s   ratio {asam / plain:.2f}")
+    model = model_from_config(cfg).eval()
     for cb in model.codebooks: cb.initialized.fill_(True)
     trip = torch.randint(0, 256, (a.triplets, NUM_CODEBOOKS), generator=torch.Generator().manual_seed(0))
     t0 = time.perf_counter(); decode_without_cache(model, trip); ref = a.triplets / (time.perf_counter() - t0)

@@ -3,7 +3,7 @@ import os, subprocess, sys
 import pytest
 import torch
 from factorizer_nb.core.data import load_settings, word_counts
-from factorizer_nb.factorizer.training import load_checkpoint, train
+from factorizer_nb.factorizer.training import VQConfig, load_checkpoint, train
 from factorizer_nb.core.vocab import Vocabulary
 from factorizer_nb.factorizer.vocab_inference import infer_vocabulary
 from factorizer_nb.core.tokenizer import Factorizer, UNK
@@ -21,13 +21,28 @@ def test_torchrun_two_cpu_processes(tmp_path):
     assert st["step"] == S["vq_steps"]
     assert int(st["prior"][1].sum()) == S["vq_steps"] * S["vq_batch_size"]      # both processes' triplets counted
     assert all(torch.isfinite(t).all() for t in st["model"].values())
+    assert st["settings"] == VQConfig.from_settings(S).to_settings()
+
+
+def test_resumed_run_matches_uninterrupted_run(tmp_path):
+    S = dict(load_settings("en", "tiny"), vq_steps=4, vq_checkpoint_every=2, vq_batch_size=8)
+    cfg, counts = VQConfig.from_settings(S), word_counts("wordfreq:en", top_n=200)
+    full = load_checkpoint(train(counts, tmp_path / "full", cfg, progress=False))
+    train(counts, tmp_path / "cut", S, stop_after=1, progress=False)              # the settings dict is accepted too
+    resumed = load_checkpoint(train(counts, tmp_path / "cut", cfg, progress=False))
+    assert resumed["step"] == full["step"] == 4
+    for part in ("model", "ema"):
+        assert all(torch.equal(full[part][k], resumed[part][k]) for k in full[part]), part
+    assert all(torch.equal(a, b) for a, b in zip(full["prior"], resumed["prior"]))
+    assert (tmp_path / "cut" / "train_log.csv").read_bytes() == (tmp_path / "full" / "train_log.csv").read_bytes()
 
 
 @pytest.fixture(scope="module")
 def tiny_vocab(tmp_path_factory):
     d = tmp_path_factory.mktemp("vq")
     S = load_settings("en", "tiny")
-    ckpt = train(word_counts("wordfreq:en", top_n=S["vq_top_words"]), d, S, progress=False)
+    cfg = VQConfig.from_settings(S)
+    ckpt = train(word_counts("wordfreq:en", top_n=cfg.top_words), d, cfg, progress=False)
     return infer_vocabulary(ckpt, progress=False), d
 
 

@@ -4,19 +4,24 @@
 
 # %% ../../nbs/factorizer/11_training.ipynb #cd383787
 from __future__ import annotations
-import argparse, csv, json, logging, math, os, sys, time
+import argparse, csv, logging, math, os, sys
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Sequence
 import torch
 import torch.distributed as dist
+from fastcore.basics import patch
 from torch.nn.parallel import DistributedDataParallel
-from ..core.data import load_settings, word_counts
-from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS
+from tqdm.auto import tqdm
+from ..core.data import atomic_write, load_settings, word_counts
+from ..core.vocab import CODEBOOK_SIZE, triplet_to_flat
 from .vqvae import FactorizerVQVAE, MAX_BYTES, PAD_TOKEN, word_tokens
 
+log = logging.getLogger(__name__)
+
 # %% auto #0
-__all__ = ['log', 'WordSampler', 'ASAM', 'model_from_settings', 'merge_prior', 'save_checkpoint', 'load_checkpoint', 'train',
-           'main']
+__all__ = ['log', 'LOG_COLUMNS', 'WordSampler', 'ASAM', 'VQConfig', 'model_from_config', 'make_optimizer', 'TrainState',
+           'new_state', 'train_step', 'merge_prior', 'load_checkpoint', 'save_state', 'restore_state', 'train', 'main']
 
 # %% ../../nbs/factorizer/11_training.ipynb #11164f19
 class WordSampler:
@@ -77,24 +82,114 @@ class ASAM:
             if e is not None: p.sub_(e)
         self._eps = []
 
-# %% ../../nbs/factorizer/11_training.ipynb #ee89e16c
-log = logging.getLogger(__name__)
+# %% ../../nbs/factorizer/11_training.ipynb #847a02ba
+@dataclass(frozen=True)
+class VQConfig:
+    "The VQ-VAE settings: each `vq_*` key of a settings profile without its prefix, and `seed`."
+    seed: int
+    num_codebooks: int; codebook_size: int                  # recorded only: the model has 3 codebooks of 256
+    layers: int; hidden: int; ff_intermediate: int
+    ff_activation: str                                      # recorded only: GEGLU
+    heads: int
+    head_size: int                                          # recorded only: the model uses hidden / heads
+    dropout: float; attention_dropout: float
+    steps: int; batch_size: int; warmup_steps: int
+    lr_initial: float; lr_final: float
+    lr_decay: str                                           # recorded only: cosine
+    weight_decay: float; layer_norm_eps: float
+    optimizer: str                                          # recorded only: ASAM around AdamW
+    asam_rho: float; adam_eps: float; adam_beta1: float; adam_beta2: float
+    beta: float; codebook_ema: float; weight_ema: float; cmin: float; grad_clip: float
+    top_words: int; checkpoint_every: int
 
+    @staticmethod
+    def key(name: str) -> str:
+        "The settings key of a field."
+        return name if name == "seed" else f"vq_{name}"
+
+    @classmethod
+    def from_settings(cls, S: dict) -> VQConfig:
+        "The config in a merged settings dict (`load_settings(lang, profile)`); other keys are ignored."
+        missing = [cls.key(f.name) for f in fields(cls) if cls.key(f.name) not in S]
+        if missing: raise KeyError(f"the settings lack {missing}")
+        cast = dict(int=int, float=float, str=str)
+        return cls(**{f.name: cast[f.type](S[cls.key(f.name)]) for f in fields(cls)})
+
+# %% ../../nbs/factorizer/11_training.ipynb #556bfa33
+@patch
+def to_settings(self: VQConfig) -> dict:
+    "The `vq_*` and `seed` entries this config was read from."
+    return {self.key(f.name): getattr(self, f.name) for f in fields(self)}
+
+# %% ../../nbs/factorizer/11_training.ipynb #aaf3f550
+def model_from_config(cfg: VQConfig) -> FactorizerVQVAE:
+    "A VQ-VAE with the sizes of a config (Table 5 for the `paper` profile)."
+    return FactorizerVQVAE(hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads, intermediate=cfg.ff_intermediate,
+                           dropout=cfg.dropout, attention_dropout=cfg.attention_dropout, layer_norm_eps=cfg.layer_norm_eps,
+                           codebook_ema=cfg.codebook_ema, c_min=cfg.cmin)
+
+# %% ../../nbs/factorizer/11_training.ipynb #a1a841ac
 def _lr_lambda(steps: int, warmup: int, lr_initial: float, lr_final: float):
+    "Learning-rate factor at a step: linear warm-up, then cosine decay to `lr_final / lr_initial`."
     def f(step):
         if step < warmup: return (step + 1) / max(1, warmup)
         t = min(1.0, (step - warmup) / max(1, steps - warmup))
         return (lr_final + 0.5 * (lr_initial - lr_final) * (1 + math.cos(math.pi * t))) / lr_initial
     return f
 
+# %% ../../nbs/factorizer/11_training.ipynb #ccc94c52
+def make_optimizer(model: torch.nn.Module, cfg: VQConfig):
+    "AdamW, its warm-up + cosine `LambdaLR` schedule, and ASAM over the same parameters."
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr_initial, betas=(cfg.adam_beta1, cfg.adam_beta2),
+                            eps=cfg.adam_eps, weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(cfg.steps, cfg.warmup_steps, cfg.lr_initial, cfg.lr_final))
+    return opt, sched, ASAM(model.parameters(), rho=cfg.asam_rho)
+
+# %% ../../nbs/factorizer/11_training.ipynb #267c81eb
 def _world() -> tuple[int, int]:
+    "(rank, world size) of this process; (0, 1) without torch.distributed."
     return (dist.get_rank(), dist.get_world_size()) if dist.is_available() and dist.is_initialized() else (0, 1)
 
-def model_from_settings(S: dict) -> FactorizerVQVAE:
-    "A VQ-VAE with the sizes of a settings profile (Table 5 for `paper`)."
-    return FactorizerVQVAE(hidden=S["vq_hidden"], layers=S["vq_layers"], heads=S["vq_heads"], intermediate=S["vq_ff_intermediate"],
-                           dropout=S["vq_dropout"], attention_dropout=S["vq_attention_dropout"], layer_norm_eps=S["vq_layer_norm_eps"],
-                           codebook_ema=S["vq_codebook_ema"], c_min=S["vq_cmin"])
+# %% ../../nbs/factorizer/11_training.ipynb #0d601d62
+@dataclass
+class TrainState:
+    "What a training step changes and a checkpoint keeps."
+    model: FactorizerVQVAE
+    opt: torch.optim.AdamW
+    sched: torch.optim.lr_scheduler.LambdaLR
+    asam: ASAM
+    ema: dict[str, torch.Tensor]                          # parameter name -> its EMA, same shape
+    gen: torch.Generator                                  # word sampling and codebook revival
+    prior: tuple[torch.Tensor, torch.Tensor]              # sorted flat triplet ids [N], their counts [N]
+    pending: list[torch.Tensor] = field(default_factory=list)  # flat ids [B] seen since the last merge
+    step: int = 0
+
+# %% ../../nbs/factorizer/11_training.ipynb #de5298f1
+def new_state(cfg: VQConfig, device: str | torch.device = "cpu") -> TrainState:
+    "A fresh state: seeded weights, optimizer, weight EMA, per-process generator, empty prior."
+    rank, _ = _world()
+    torch.manual_seed(cfg.seed)
+    model = model_from_config(cfg).to(device)
+    opt, sched, asam = make_optimizer(model, cfg)
+    ema = {n: p.detach().clone() for n, p in model.named_parameters()}
+    prior = (torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long))
+    return TrainState(model, opt, sched, asam, ema, torch.Generator().manual_seed(cfg.seed + 1000 * rank), prior)
+
+# %% ../../nbs/factorizer/11_training.ipynb #547eb4d3
+def _weighted_loss(net: torch.nn.Module, tokens: torch.Tensor, weights: torch.Tensor, beta: float) -> tuple[torch.Tensor, dict]:
+    "Loss of tokens [B, T] with word weights [B]: weighted mean of NLL + β · commitment; and the model's outputs."
+    dev = tokens.device
+    with torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda"): out = net(tokens)
+    loss = (weights * (out["nll"] + beta * out["commit"])).sum() / weights.sum()      # scalar
+    return loss, out
+
+# %% ../../nbs/factorizer/11_training.ipynb #9f63d046
+def _gather(t: torch.Tensor) -> torch.Tensor:
+    "Rows [B, ...] of every process, concatenated [B · world, ...] (`t` itself with one process)."
+    _, world = _world()
+    if world == 1: return t
+    parts = [torch.empty_like(t) for _ in range(world)]; dist.all_gather(parts, t)
+    return torch.cat(parts)
 
 # %% ../../nbs/factorizer/11_training.ipynb #27184438
 def _perplexity(idx: torch.Tensor) -> tuple[float, float]:
@@ -105,6 +200,34 @@ def _perplexity(idx: torch.Tensor) -> tuple[float, float]:
         ppl.append(torch.exp(-(p[p > 0] * p[p > 0].log()).sum()).item()); used.append((p > 0).float().mean().item())
     return sum(ppl) / len(ppl), sum(used) / len(used)
 
+# %% ../../nbs/factorizer/11_training.ipynb #157f9594
+def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.nn.Module | None = None,
+               batch: int | None = None, asam: bool = True) -> dict:
+    "One optimisation step on a sampled batch; updates `st` and returns the step's statistics."
+    model, net = st.model, st.model if net is None else net          # net: the DDP wrapper, when there is one
+    device = next(model.parameters()).device
+    tokens, weights = sampler.sample(batch or cfg.batch_size // _world()[1], st.gen)          # [B, T], [B]
+    tokens, weights = tokens.to(device), weights.to(device)
+    loss, out = _weighted_loss(net, tokens, weights, cfg.beta)
+    loss.backward()
+    if asam:                                                         # the gradient at the perturbed weights replaces it
+        st.asam.ascent(); st.opt.zero_grad(set_to_none=True)
+        _weighted_loss(net, tokens, weights, cfg.beta)[0].backward()
+        st.asam.restore()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    st.opt.step(); st.sched.step(); st.opt.zero_grad(set_to_none=True)
+    idx = out["indices"].detach()                                                              # [B, 3]
+    revived = sum(cb.ema_update(out["latents"][:, k].detach(), idx[:, k], st.gen) for k, cb in enumerate(model.codebooks))
+    with torch.no_grad():
+        for n, p in model.named_parameters(): st.ema[n].lerp_(p.detach(), 1 - cfg.weight_ema)
+    all_idx = _gather(idx)                                                                     # [B · world, 3]
+    st.pending.append(triplet_to_flat(all_idx[:, 0], all_idx[:, 1], all_idx[:, 2]).cpu())     # [B · world]
+    st.step += 1
+    ppl, usage = _perplexity(all_idx)
+    return dict(loss=loss.item(), recon=out["nll"].detach().float().mean().item(), commit=out["commit"].mean().item(),
+                perplexity=ppl, usage=usage, revived=revived, lr=st.sched.get_last_lr()[0], indices=all_idx)
+
+# %% ../../nbs/factorizer/11_training.ipynb #fab42f2d
 def merge_prior(prior: tuple[torch.Tensor, torch.Tensor], new_ids: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     "Add observed flat triplet ids (r·65536 + g·256 + b) to sorted (ids, counts)."
     if not new_ids: return prior
@@ -112,105 +235,93 @@ def merge_prior(prior: tuple[torch.Tensor, torch.Tensor], new_ids: list[torch.Te
     keys, inv = torch.unique(ids, return_inverse=True)
     return keys, torch.zeros_like(keys).index_add_(0, inv, cnt)
 
+# %% ../../nbs/factorizer/11_training.ipynb #bcf23da6
+def load_checkpoint(path: Path) -> dict:
+    "Read a checkpoint; a clear error if it is damaged."
+    try: return torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e: raise RuntimeError(f"checkpoint {path} cannot be read ({e}); delete it to start over") from e
+
+# %% ../../nbs/factorizer/11_training.ipynb #f76cfa4f
+def save_state(path: Path, st: TrainState, cfg: VQConfig) -> Path | None:
+    "Merge the queued triplets into the prior, gather every process's RNG states; rank 0 writes the checkpoint."
+    rank, world = _world()
+    st.prior, st.pending = merge_prior(st.prior, st.pending), []
+    rng = dict(torch=torch.get_rng_state(), sampler=st.gen.get_state())
+    rngs = [rng]
+    if world > 1: rngs = [None] * world; dist.all_gather_object(rngs, rng)
+    if rank != 0: return None
+    ckpt = dict(step=st.step, model=st.model.state_dict(), ema={n: t.cpu() for n, t in st.ema.items()},
+                optimizer=st.opt.state_dict(), scheduler=st.sched.state_dict(), rng=rngs, prior=st.prior,
+                config=st.model.config, settings=cfg.to_settings())
+    return atomic_write(path, lambda tmp: torch.save(ckpt, tmp))
+
+# %% ../../nbs/factorizer/11_training.ipynb #bada05f8
+def restore_state(path: Path, st: TrainState) -> TrainState:
+    "Load a checkpoint into `st`: weights, EMA, optimizer, schedule, prior, step and this process's RNG states."
+    rank, _ = _world()
+    ck = load_checkpoint(path)
+    if ck["config"] != st.model.config:
+        raise ValueError(f"{path} holds a model of another shape ({ck['config']}); the settings ask for {st.model.config}. "
+                         f"Use another output directory or delete the checkpoint.")
+    st.model.load_state_dict(ck["model"]); st.opt.load_state_dict(ck["optimizer"]); st.sched.load_state_dict(ck["scheduler"])
+    device = next(st.model.parameters()).device
+    st.ema = {n: t.to(device) for n, t in ck["ema"].items()}
+    st.prior, st.pending, st.step = ck["prior"], [], ck["step"]
+    torch.set_rng_state(ck["rng"][rank]["torch"]); st.gen.set_state(ck["rng"][rank]["sampler"])
+    return st
+
+# %% ../../nbs/factorizer/11_training.ipynb #b579a408
 def _truncate_log(path: Path, step: int):
     "Drop log rows written after the checkpoint we resume from."
     if not path.exists(): return
     rows = list(csv.reader(open(path, newline="")))
     with open(path, "w", newline="") as f: csv.writer(f).writerows([r for r in rows if not r[0].isdigit() or int(r[0]) <= step])
 
-def save_checkpoint(path: Path, state: dict):
-    "Write a checkpoint atomically (a crash mid-write never leaves a broken file)."
-    tmp = path.with_name(path.name + ".part")
-    torch.save(state, tmp); tmp.replace(path)
+# %% ../../nbs/factorizer/11_training.ipynb #f1b2248f
+LOG_COLUMNS = ["step", "loss", "recon_nll", "commit", "perplexity", "usage", "revived", "lr"]
 
-def load_checkpoint(path: Path) -> dict:
-    "Read a checkpoint; a clear error if it is damaged."
-    try: return torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as e: raise RuntimeError(f"checkpoint {path} cannot be read ({e}); delete it to start over") from e
+def _log_row(step: int, s: dict) -> list:
+    "The `train_log.csv` row (`LOG_COLUMNS`) of a step's statistics."
+    return [step, f"{s['loss']:.5f}", f"{s['recon']:.5f}", f"{s['commit']:.5f}", f"{s['perplexity']:.2f}", f"{s['usage']:.4f}",
+            s["revived"], f"{s['lr']:.3g}"]
+
+# %% ../../nbs/factorizer/11_training.ipynb #d4dd55c8
+def _check_same_weights(model: torch.nn.Module):
+    "Fail unless every process ends with the same weights and codebooks (a no-op with one process)."
+    _, world = _world()
+    if world == 1: return
+    cs = torch.stack([t.detach().double().sum() for t in model.state_dict().values()]).sum().reshape(1)
+    all_cs = [torch.empty_like(cs) for _ in range(world)]; dist.all_gather(all_cs, cs)
+    if not all(torch.equal(all_cs[0], c) for c in all_cs): raise RuntimeError(f"processes ended with different weights: {all_cs}")
 
 # %% ../../nbs/factorizer/11_training.ipynb #248cf97c
-def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, settings: dict, device: str | torch.device = "cpu",
+def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, cfg: VQConfig | dict, device: str | torch.device = "cpu",
           stop_after: int | None = None, progress: bool = True) -> Path:
     "Train (or resume) a VQ-VAE on a word-frequency list; returns the checkpoint path."
-    S, out_dir, device = settings, Path(out_dir), torch.device(device)
-    rank, world = _world()
+    if isinstance(cfg, dict): cfg = VQConfig.from_settings(cfg)            # a merged settings dict
+    out_dir, device, (rank, world) = Path(out_dir), torch.device(device), _world()
     out_dir.mkdir(parents=True, exist_ok=True)
-    ckpt_path = out_dir / "checkpoint.pt"
-    torch.manual_seed(S["seed"])
-    model = model_from_settings(S).to(device)
-    sampler, gen = WordSampler(counts), torch.Generator().manual_seed(S["seed"] + 1000 * rank)
-    opt = torch.optim.AdamW(model.parameters(), lr=S["vq_lr_initial"], betas=(S["vq_adam_beta1"], S["vq_adam_beta2"]),
-                            eps=S["vq_adam_eps"], weight_decay=S["vq_weight_decay"])
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(S["vq_steps"], S["vq_warmup_steps"], S["vq_lr_initial"], S["vq_lr_final"]))
-    asam = ASAM(model.parameters(), rho=S["vq_asam_rho"])
-    ema = {n: p.detach().clone() for n, p in model.named_parameters()}
-    prior, pending = (torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)), []  # (flat triplet ids, counts)
-    step = 0
+    ckpt_path, log_path = out_dir / "checkpoint.pt", out_dir / "train_log.csv"
+    st, sampler = new_state(cfg, device), WordSampler(counts)
     if ckpt_path.exists():
-        st = load_checkpoint(ckpt_path)
-        if st["config"] != model.config:
-            raise ValueError(f"{ckpt_path} holds a model of another shape ({st['config']}); the settings ask for {model.config}. "
-                             f"Use another output directory or delete the checkpoint.")
-        model.load_state_dict(st["model"]); opt.load_state_dict(st["optimizer"]); sched.load_state_dict(st["scheduler"])
-        ema = {n: t.to(device) for n, t in st["ema"].items()}; prior, step = st["prior"], st["step"]
-        torch.set_rng_state(st["rng"][rank]["torch"]); gen.set_state(st["rng"][rank]["sampler"])
-        log.info("resumed from %s at step %d", ckpt_path, step)
-        _truncate_log(out_dir / "train_log.csv", step)
-    net = DistributedDataParallel(model, broadcast_buffers=False) if world > 1 else model
-    batch = S["vq_batch_size"] // world
-    amp = dict(device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
-    log_file = open(out_dir / "train_log.csv", "a", newline="")
-    writer = csv.writer(log_file)
-    if step == 0: writer.writerow(["step", "loss", "recon_nll", "commit", "perplexity", "usage", "revived", "lr"])
-    end = S["vq_steps"] if stop_after is None else min(S["vq_steps"], stop_after)
-    from tqdm.auto import tqdm
-    bar = tqdm(total=S["vq_steps"], initial=step, disable=not progress or rank != 0, desc="vq-vae", unit="step")
-
-    def weighted_loss(tokens, weights):
-        with torch.autocast(**amp): out = net(tokens)
-        loss = (weights * (out["nll"] + S["vq_beta"] * out["commit"])).sum() / weights.sum()
-        return loss, out
-
-    model.train()
-    while step < end:
-        tokens, weights = sampler.sample(batch, gen)
-        tokens, weights = tokens.to(device), weights.to(device)
-        loss, out = weighted_loss(tokens, weights)
-        loss.backward()
-        asam.ascent(); opt.zero_grad(set_to_none=True)
-        weighted_loss(tokens, weights)[0].backward()
-        asam.restore()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), S["vq_grad_clip"])
-        opt.step(); sched.step(); opt.zero_grad(set_to_none=True)
-        idx = out["indices"].detach()
-        revived = sum(cb.ema_update(out["latents"][:, k].detach(), idx[:, k], gen) for k, cb in enumerate(model.codebooks))
-        with torch.no_grad():
-            for n, p in model.named_parameters(): ema[n].lerp_(p.detach(), 1 - S["vq_weight_ema"])
-        all_idx = idx
-        if world > 1:
-            gathered = [torch.empty_like(idx) for _ in range(world)]; dist.all_gather(gathered, idx); all_idx = torch.cat(gathered)
-        pending.append(((all_idx[:, 0] * CODEBOOK_SIZE + all_idx[:, 1]) * CODEBOOK_SIZE + all_idx[:, 2]).cpu())
-        step += 1
-        ppl, usage = _perplexity(all_idx)
-        recon = (out["nll"].detach().float().mean()).item()
-        writer.writerow([step, f"{loss.item():.5f}", f"{recon:.5f}", f"{out['commit'].mean().item():.5f}", f"{ppl:.2f}", f"{usage:.4f}", revived, f"{sched.get_last_lr()[0]:.3g}"])
-        bar.update(1); bar.set_postfix(recon=f"{recon:.2f}", ppl=f"{ppl:.0f}", usage=f"{usage:.2f}")
-        if step % 50 == 0: log_file.flush()
-        if step % S["vq_checkpoint_every"] == 0 or step == end:
-            prior, pending = merge_prior(prior, pending), []
-            rngs = [dict(torch=torch.get_rng_state(), sampler=gen.get_state())]
-            if world > 1:
-                rngs = [None] * world; dist.all_gather_object(rngs, dict(torch=torch.get_rng_state(), sampler=gen.get_state()))
-            if rank == 0:
-                log_file.flush()
-                save_checkpoint(ckpt_path, dict(step=step, model=model.state_dict(), ema={n: t.cpu() for n, t in ema.items()},
-                                                optimizer=opt.state_dict(), scheduler=sched.state_dict(), rng=rngs, prior=prior,
-                                                config=model.config, settings={k: v for k, v in S.items() if k.startswith("vq_") or k == "seed"}))
-    bar.close(); log_file.close()
-    if world > 1:                                                 # every process must end with the same weights and codebooks
-        cs = torch.stack([t.detach().double().sum() for t in model.state_dict().values()]).sum().reshape(1)
-        all_cs = [torch.empty_like(cs) for _ in range(world)]; dist.all_gather(all_cs, cs)
-        if not all(torch.equal(all_cs[0], c) for c in all_cs): raise RuntimeError(f"processes ended with different weights: {all_cs}")
+        restore_state(ckpt_path, st); _truncate_log(log_path, st.step)
+        log.info("resumed from %s at step %d", ckpt_path, st.step)
+    net = DistributedDataParallel(st.model, broadcast_buffers=False) if world > 1 else st.model
+    end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
+    bar = tqdm(total=cfg.steps, initial=st.step, disable=not progress or rank != 0, desc="vq-vae", unit="step")
+    with open(log_path, "a", newline="") as log_file, bar:
+        writer = csv.writer(log_file)
+        if st.step == 0: writer.writerow(LOG_COLUMNS)
+        st.model.train()
+        while st.step < end:
+            s = train_step(st, sampler, cfg, net=net)
+            writer.writerow(_log_row(st.step, s))
+            bar.update(1); bar.set_postfix(recon=f"{s['recon']:.2f}", ppl=f"{s['perplexity']:.0f}", usage=f"{s['usage']:.2f}")
+            if st.step % 50 == 0: log_file.flush()
+            if st.step % cfg.checkpoint_every == 0 or st.step == end:
+                if rank == 0: log_file.flush()
+                save_state(ckpt_path, st, cfg)
+    _check_same_weights(st.model)
     return ckpt_path
 
 # %% ../../nbs/factorizer/11_training.ipynb #89af5ddf
@@ -229,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
     device = torch.device(f"cuda:{local}" if cuda else "cpu")
     if cuda: torch.cuda.set_device(device)
     S = load_settings(a.lang, a.profile)
-    path = train(word_counts(S["freq"], top_n=S["vq_top_words"]), a.out, S, device)
+    cfg = VQConfig.from_settings(S)
+    path = train(word_counts(S["freq"], top_n=cfg.top_words), a.out, cfg, device)
     if world > 1: dist.destroy_process_group()
     log.info("checkpoint: %s", path)
     return 0
