@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from factorizer_nb.core.data import text_lines                                     # noqa: E402
 from factorizer_nb.sage.pruning import Corpus, SaGe, Segmentation, PairScores, initial_vocabulary, read_vocabulary, \
-    skipgram_tables, train_skipgram                                            # noqa: E402
+    run_sage, skipgram_tables, train_skipgram                                  # noqa: E402
 
 INITIAL, FINAL, K, EVERY = 6000, 4000, 100, 4
 
@@ -83,7 +83,7 @@ def run_ours(name: str, work: Path, workers: int):
     unit, kw = OURS[name]
     lines = (work.parent / "corpus.txt").read_text(encoding="utf-8").splitlines()
     pieces = read_vocabulary(work.parent / f"initial_{unit}.txt", unit)
-    SaGe(Corpus.from_lines(lines, unit), pieces, FINAL, k=K, w2v_workers=workers, seed=0, **kw).run(work, progress=False)
+    run_sage(SaGe(Corpus.from_lines(lines, unit), pieces, FINAL, k=K, w2v_workers=workers, seed=0, **kw), work, progress=False)
 
 
 def objective(lines, pieces, unit, window, shared_vectors, seed=12345) -> dict:

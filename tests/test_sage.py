@@ -1,12 +1,15 @@
-"SaGe: neighbourhood deltas against full rescoring, determinism, resume, the byte mode against whole-line greedy matching, the paper notebook."
-import copy, json
+"""SaGe: neighbourhood deltas against full rescoring, determinism, resume, the byte mode against whole-line greedy matching,
+SaGeTokenizer under the tokenizer protocol, the paper notebook."""
+import copy, json, re
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import assume, given, settings, strategies as st, HealthCheck
 from fixtures import ROOT, needs_data
-from factorizer_nb.sage.pruning import (Corpus, SaGe, Segmentation, PairScores, GreedyTokenizer, greedy_split, pretokenize,
-                                read_vocabulary)
+from factorizer_nb.core.data import load_settings
+from factorizer_nb.core.protocol import load_tokenizer
+from factorizer_nb.sage.pruning import (Corpus, SaGe, SaGeSettings, SaGeTokenizer, Segmentation, PairScores, greedy_split,
+                                        pretokenize, read_vocabulary, run_sage, save_checkpoint)
 
 LINES = ["the cat sat on the mat", "a cat and a hat 😀", "that hat is the hat of the cat", "mat", "",
          "at at at at the thatch", "ça va? 日本 😀😀"]
@@ -52,7 +55,7 @@ words = st.lists(st.text(alphabet="abcé😀", min_size=1, max_size=6), min_size
 def test_deltas_property(sentences, W, seed, splitter):
     "Random corpora and vocabularies: removing a random set of tokens changes the likelihood exactly as the deltas say."
     lines = [" ".join(s) for s in sentences]
-    if not any(l.split() for l in lines): return
+    assume(any(l.split() for l in lines))
     corpus = Corpus.from_lines(lines)
     rng = np.random.default_rng(seed)
     subs = sorted({w[i:j] for w in corpus.types for i in range(len(w)) for j in range(i + 2, min(len(w), i + 4) + 1)})
@@ -61,7 +64,7 @@ def test_deltas_property(sentences, W, seed, splitter):
     seg = Segmentation(corpus, pieces, splitter)
     score = PairScores(rng.normal(size=(len(pieces), 4)), rng.normal(size=(len(pieces), 4)))
     prunable = [t for t in range(len(pieces)) if not seg.protected[t]]
-    if not prunable: return
+    assume(prunable)
     drop = sorted(rng.choice(prunable, size=min(3, len(prunable)), replace=False).tolist())
     s2 = copy.deepcopy(seg)
     types, new = s2.remove(drop)
@@ -80,12 +83,12 @@ def small_sage(**kw):
     n_units = sum(len(p) == 1 for p in pieces)
     args = dict(final_size=n_units + 4, k=2, M=5, m=2, l=2, window=2, w2v_dim=8, w2v_epochs=3, seed=7)
     args.update(kw)
-    return SaGe(corpus, pieces, **args)
+    return SaGe(corpus, pieces, SaGeSettings(**args))
 
 
 def test_same_seed_same_vocabulary(tmp_path):
     a, b = small_sage(), small_sage()
-    assert a.run(tmp_path / "a", progress=False) == b.run(tmp_path / "b", progress=False)
+    assert run_sage(a, tmp_path / "a", progress=False) == run_sage(b, tmp_path / "b", progress=False)
     sa, sb = (pd.read_csv(tmp_path / x / "steps.tsv", sep="\t") for x in "ab")
     assert sa.objective.tolist() == sb.objective.tolist()
     log = pd.read_csv(tmp_path / "a" / "pruning_log.tsv", sep="\t")
@@ -98,7 +101,7 @@ def test_byte_mode_run(tmp_path):
     "The compatibility mode (bytes, ±2, one table) runs end to end and writes hex vocabularies and logs."
     corpus, pieces = toy("byte")
     s = SaGe(corpus, pieces, 256 + 4, k=3, M=10**6, m=1, l=2, window=2, shared_vectors=True, w2v_dim=8, w2v_epochs=2)
-    final = s.run(tmp_path, progress=False)
+    final = run_sage(s, tmp_path, progress=False)
     assert len(final) == 260 and final[:256] == [bytes([b]) for b in range(256)]
     assert read_vocabulary(tmp_path / "vocab.txt", "byte") == final
     log = pd.read_csv(tmp_path / "pruning_log.tsv", sep="\t", dtype=str)
@@ -108,13 +111,13 @@ def test_byte_mode_run(tmp_path):
 
 def test_incremental_objective_matches_rescoring():
     s = small_sage(final_size=sum(len(p) == 1 for p in toy()[1]))
-    while s.size > s.final_size:
+    while s.size > s.settings.final_size:
         s.next_step()
-        assert s.objective == pytest.approx(s.seg.sentence_ll(s.scores, s.window).sum(), abs=1e-6)
+        assert s.objective == pytest.approx(s.seg.sentence_ll(s.scores, s.settings.window).sum(), abs=1e-6)
 
 
 def test_resume_after_interruption(tmp_path, monkeypatch):
-    full = small_sage().run(tmp_path / "full", progress=False)
+    full = run_sage(small_sage(), tmp_path / "full", progress=False)
     calls = {"n": 0}
     original = SaGe.next_step
 
@@ -124,22 +127,21 @@ def test_resume_after_interruption(tmp_path, monkeypatch):
         return original(self)
     monkeypatch.setattr(SaGe, "next_step", flaky)
     with pytest.raises(KeyboardInterrupt):
-        small_sage().run(tmp_path / "part", progress=False)
+        run_sage(small_sage(), tmp_path / "part", progress=False)
     monkeypatch.setattr(SaGe, "next_step", original)
-    resumed = small_sage()
-    assert resumed.run(tmp_path / "part", progress=False) == full
+    assert run_sage(small_sage(), tmp_path / "part", progress=False) == full
     a = pd.read_csv(tmp_path / "full" / "pruning_log.tsv", sep="\t")
     b = pd.read_csv(tmp_path / "part" / "pruning_log.tsv", sep="\t")
     assert a.piece.tolist() == b.piece.tolist()
 
 
 def test_corrupt_or_foreign_checkpoint(tmp_path):
-    s = small_sage(); s.next_step(); s.save_checkpoint(tmp_path)
+    s = small_sage(); s.next_step(); save_checkpoint(s, tmp_path)
     with pytest.raises(ValueError, match="another configuration"):
-        small_sage(k=1).run(tmp_path, progress=False)
+        run_sage(small_sage(k=1), tmp_path, progress=False)
     (tmp_path / "checkpoint.npz").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="corrupt SaGe checkpoint"):
-        small_sage().run(tmp_path, progress=False)
+        run_sage(small_sage(), tmp_path, progress=False)
 
 
 def whole_line_greedy(line: bytes, vocab: set, max_len: int = 16) -> list:
@@ -154,8 +156,8 @@ def whole_line_greedy(line: bytes, vocab: set, max_len: int = 16) -> list:
 @pytest.mark.parametrize("line", LINES + ["  two  spaces ", "😀"])
 def test_byte_mode_matches_whole_line_greedy(line):
     _, pieces = toy("byte")
-    tok = GreedyTokenizer(pieces, unit="byte")
-    assert tok.encode(line) == whole_line_greedy((line + "\n").encode(), set(pieces))
+    tok = SaGeTokenizer(pieces, unit="byte")
+    assert tok.line_pieces(line) == whole_line_greedy((line + "\n").encode(), set(pieces))
 
 
 def test_bad_input():
@@ -167,6 +169,84 @@ def test_bad_input():
     with pytest.raises(ValueError, match="duplicate"):
         Segmentation(corpus, pieces + pieces[:1])
     assert pretokenize("") == [] and greedy_split("", {}, 1) == []
+
+
+
+def test_from_settings_reads_the_sage_keys():
+    corpus, pieces = toy()
+    S = load_settings("gd", "tiny")
+    expected = SaGeSettings(min(S["sage_final_vocab"], len(pieces)), k=S["sage_k"], M=S["sage_M"], m=S["sage_m"], l=S["sage_l"],
+                            window=S["sage_window"], w2v_window=S["sage_w2v_window"], w2v_dim=S["sage_w2v_dim"],
+                            w2v_negative=S["sage_w2v_negative"], w2v_epochs=S["sage_w2v_epochs"],
+                            w2v_workers=S["sage_w2v_workers"], splitter=S["sage_splitter"], seed=S["seed"])
+    assert SaGe.from_settings(corpus, pieces, S).settings == expected
+    s = SaGe.from_settings(corpus, pieces, dict(S, sage_final_vocab=30, sage_k=3), window=2)
+    assert (s.settings.final_size, s.settings.k, s.settings.window) == (30, 3, 2)
+
+
+# --- SaGeTokenizer: the tokenizer protocol over a SaGe vocabulary
+def tokenizers():
+    chars, byts = toy()[1], toy("byte")[1]
+    return {"char": SaGeTokenizer(chars), "char-fewest": SaGeTokenizer(chars, splitter="fewest", name="fewest"),
+            "byte": SaGeTokenizer(byts, "byte", name="bytes")}
+
+
+TOKENIZERS = tokenizers()
+KNOWN = sorted({c for l in LINES for c in l if not c.isspace()})           # characters every toy vocabulary has
+texts_known = st.lists(st.text(alphabet=KNOWN, min_size=1, max_size=8), max_size=8).flatmap(
+    lambda ws: st.lists(st.sampled_from([" ", "  ", "\t", "\n", "\u3000"]), min_size=len(ws), max_size=len(ws)).map(
+        lambda sp: "".join(s + w for s, w in zip(sp, ws))))
+texts_any = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\u2581"), max_size=40)
+
+
+@pytest.mark.parametrize("name", list(TOKENIZERS))
+def test_tokenizer_save_load_identical_encodings(name, tmp_path):
+    tok = TOKENIZERS[name]
+    back = load_tokenizer(tok.save(tmp_path / "tok.json"))
+    assert type(back) is SaGeTokenizer and back.config() == tok.config() and back.name == tok.name
+    for text in LINES + ["  two  spaces ", "unknown ☃ 𝔘 x", "[CLS] the [MASK] cat"]:
+        assert back.encode(text) == tok.encode(text)
+        assert back.encode(text, add_special_tokens=True) == tok.encode(text, add_special_tokens=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.one_of(texts_known, texts_any), name=st.sampled_from(list(TOKENIZERS)))
+def test_tokenizer_offsets_slice_the_words(text, name):
+    "Offsets stay inside their word and cover it; where the token has a text, it is the text at its offsets."
+    tok = TOKENIZERS[name]
+    enc = tok.encode(text)
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    for w, (a, b) in enumerate(words):
+        spans = [o for o, wid in zip(enc.offsets, enc.word_ids) if wid == w]
+        assert spans and min(s for s, _ in spans) == a and max(e for _, e in spans) == b
+        assert all(a <= s <= e <= b for s, e in spans)
+    for t, (s, e) in zip(enc.tokens, enc.offsets):
+        if tok.token_text(t) is not None: assert text[s:e] == tok.token_text(t)
+        elif t == "[UNK]": assert len(text[s:e]) == 1 and text[s:e] not in tok.index
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=texts_known, name=st.sampled_from(list(TOKENIZERS)))
+def test_tokenizer_decode_encode_known_text(text, name):
+    tok = TOKENIZERS[name]
+    assert tok.decode(tok.encode(text).ids) == " ".join(text.split())
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=texts_any)
+def test_byte_tokenizer_is_lossless(text):
+    tok = TOKENIZERS["byte"]
+    assert tok.lossless and not TOKENIZERS["char"].lossless
+    assert tok.decode(tok.encode(text).ids) == " ".join(text.split())
+
+
+@pytest.mark.parametrize("line", LINES + ["x ☃y"])
+def test_tokenizer_tokens_are_the_pieces_of_pruning(line):
+    "encode's tokens are the pieces SaGe used (line_pieces), with [UNK] where a character is outside the vocabulary."
+    tok = TOKENIZERS["char"]
+    pieces = tok.line_pieces(line)
+    assert [p if p in tok.index else "[UNK]" for p in pieces] == tok.encode(line).tokens
+    assert [tok.index.get(p, tok.special_id("[UNK]")) for p in pieces] == tok.encode(line).ids
 
 
 @needs_data

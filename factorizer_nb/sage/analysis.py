@@ -8,16 +8,22 @@ from collections import Counter
 from typing import Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
-from .pruning import WORD_START
+from .pruning import WORD_START, SaGeTokenizer, window_pairs
 
 # %% auto #0
-__all__ = ['piece_length', 'length_histogram', 'fertility', 'neighbour_stats', 'vocabulary_differences']
+__all__ = ['encode_lines', 'piece_length', 'length_histogram', 'fertility', 'neighbour_stats', 'vocabulary_differences']
+
+# %% ../../nbs/sage/21_analysis.ipynb #3d5e7f90
+def encode_lines(tok: SaGeTokenizer, lines: Iterable[str]) -> list[list[str]]:
+    "A tokenized corpus: the pieces of each line, a character outside the vocabulary standing for itself (not `[UNK]`)."
+    return [tok.line_pieces(l) for l in lines]
 
 # %% ../../nbs/sage/21_analysis.ipynb #917fee1e
 def piece_length(piece: str) -> int:
     "Characters of a piece, not counting sentencepiece's word-start mark."
     return len(piece) - piece.startswith(WORD_START)
 
+# %% ../../nbs/sage/21_analysis.ipynb #6a8b0c23
 def length_histogram(pieces: Iterable[str]) -> Counter:
     "How many pieces have each length."
     return Counter(piece_length(p) for p in pieces)
@@ -39,10 +45,7 @@ def neighbour_stats(sentences: Iterable[Sequence[str]], window: int = 5) -> pd.D
     for j, s in enumerate(sentences):
         ids.extend(index.setdefault(p, len(index)) for p in s); sent.extend([j] * len(s))
     x, seg, V = np.asarray(ids, np.int64), np.asarray(sent, np.int64), max(len(index), 1)
-    pairs = []
-    for d in range(1, window + 1):
-        i = np.flatnonzero(seg[:-d] == seg[d:])
-        pairs += [x[i] * V + x[i + d], x[i + d] * V + x[i]]
+    pairs = [np.concatenate([x[l] * V + x[r], x[r] * V + x[l]]) for l, r in window_pairs(seg, window)]
     uniq = np.unique(np.concatenate(pairs)) if pairs else np.zeros(0, np.int64)
     neigh = np.bincount(uniq // V, minlength=len(index))
     freq = np.bincount(x, minlength=len(index))

@@ -4,19 +4,23 @@
 
 # %% ../../nbs/sage/20_pruning.ipynb #6adfd1c0
 from __future__ import annotations
-import itertools, json, logging, os, time, zlib
-from dataclasses import dataclass
+import itertools, json, logging, time, zlib
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 from fastcore.basics import patch
 from ..core.baselines import train_spm_on_text
+from ..core.data import atomic_write
+from ..core.protocol import Tokenizer
 
 # %% auto #0
-__all__ = ['log', 'WORD_START', 'UNITS', 'SPLITTERS', 'W2V_MAX_SENTENCE', 'pretokenize', 'Corpus', 'segment_ids',
-           'gather_segments', 'greedy_split', 'fewest_split', 'resolve_splitter', 'log_sigmoid', 'PairScores',
-           'window_pair_sums', 'Segmentation', 'stable_hash', 'w2v_sentences', 'skipgram_tables', 'train_skipgram',
-           'piece_text', 'SaGe', 'initial_vocabulary', 'read_vocabulary', 'GreedyTokenizer']
+__all__ = ['log', 'WORD_START', 'UNITS', 'SPLITTERS', 'W2V_MAX_SENTENCE', 'SETTINGS_KEYS', 'pretokenize', 'segment_ids',
+           'gather_segments', 'Corpus', 'greedy_split', 'fewest_split', 'resolve_splitter', 'log_sigmoid', 'PairScores',
+           'window_pairs', 'window_pair_sums', 'Segmentation', 'WordChanges', 'Clusters', 'cluster_changes',
+           'old_regions', 'new_regions', 'stable_hash', 'w2v_sentences', 'train_skipgram', 'skipgram_tables',
+           'piece_text', 'SaGeSettings', 'SaGe', 'checkpoint_state', 'save_checkpoint', 'load_checkpoint',
+           'write_outputs', 'run_sage', 'initial_vocabulary', 'read_vocabulary', 'SaGeTokenizer', 'char_bounds']
 
 # %% ../../nbs/sage/20_pruning.ipynb #3275c92f
 log = logging.getLogger(__name__)
@@ -32,6 +36,20 @@ def pretokenize(line: str, unit: str = "char") -> list:
         cuts = [0] + [i for i in range(1, len(b)) if b[i] == 0x20] + [len(b)]
         return [b[s:e] for s, e in zip(cuts, cuts[1:])]
     raise ValueError(f"unit must be one of {UNITS}, not {unit!r}")
+
+# %% ../../nbs/sage/20_pruning.ipynb #7a3e51d2
+def segment_ids(starts: np.ndarray) -> np.ndarray:
+    "The segment index of every element, given the segments' offsets (n_segments + 1,)."
+    return np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+
+# %% ../../nbs/sage/20_pruning.ipynb #1d6b2f85
+def gather_segments(src: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    "Concatenation of `src[s:s+l]` for each (s, l), without a Python loop."
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if not len(lengths): return src[:0]
+    ends = np.cumsum(lengths)
+    idx = np.arange(ends[-1], dtype=np.int64) - np.repeat(ends - lengths - np.asarray(starts, dtype=np.int64), lengths)
+    return src[idx]
 
 # %% ../../nbs/sage/20_pruning.ipynb #0e94783f
 @dataclass
@@ -61,19 +79,6 @@ class Corpus:
         "(n_words,) sentence index of each running word."
         return segment_ids(self.sent_starts)
 
-def segment_ids(starts: np.ndarray) -> np.ndarray:
-    "The segment index of every element, given the segments' offsets (n_segments + 1,)."
-    return np.repeat(np.arange(len(starts) - 1), np.diff(starts))
-
-
-def gather_segments(src: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    "Concatenation of `src[s:s+l]` for each (s, l), without a Python loop."
-    lengths = np.asarray(lengths, dtype=np.int64)
-    if not len(lengths): return src[:0]
-    ends = np.cumsum(lengths)
-    idx = np.arange(ends[-1], dtype=np.int64) - np.repeat(ends - lengths - np.asarray(starts, dtype=np.int64), lengths)
-    return src[idx]
-
 # %% ../../nbs/sage/20_pruning.ipynb #ed5a8a25
 def greedy_split(word, vocab: Mapping, max_len: int, banned=frozenset()) -> list[int]:
     "Greedy longest-prefix split of `word` into ids of `vocab`, skipping ids in `banned`."
@@ -86,6 +91,7 @@ def greedy_split(word, vocab: Mapping, max_len: int, banned=frozenset()) -> list
         else: raise ValueError(f"{word!r}: {word[i:i + 1]!r} at position {i} is not in the vocabulary")
     return out
 
+# %% ../../nbs/sage/20_pruning.ipynb #2c7d4e19
 def fewest_split(word, vocab: Mapping, max_len: int, banned=frozenset()) -> list[int]:
     "A split of `word` into the fewest ids of `vocab` (ties: the longest first piece), skipping `banned`."
     n = len(word)
@@ -101,6 +107,7 @@ def fewest_split(word, vocab: Mapping, max_len: int, banned=frozenset()) -> list
     while i < n: j, t = step[i]; out.append(t); i += j
     return out
 
+# %% ../../nbs/sage/20_pruning.ipynb #63f0b9d4
 SPLITTERS = dict(greedy=greedy_split, fewest=fewest_split)
 
 def resolve_splitter(splitter: str | Callable) -> Callable:
@@ -112,6 +119,7 @@ def log_sigmoid(x: np.ndarray) -> np.ndarray:
     "log σ(x), stable for large |x|."
     return -np.logaddexp(0, -x)
 
+# %% ../../nbs/sage/20_pruning.ipynb #5a0e6c27
 class PairScores:
     "Symmetric pair score P[a, b] = log σ(T_a·C_b) + log σ(T_b·C_a): both directions of a skip-gram pair."
     def __init__(self, target: np.ndarray, context: np.ndarray, max_table: int = 8192):
@@ -128,6 +136,7 @@ class PairScores:
             self.table = ls
 
     def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        "P[a[i], b[i]] for each i."
         if self.table is not None: return self.table.ravel()[a * len(self.table) + b]
         out = np.empty(len(a), np.float32)
         for s in range(0, len(a), 1 << 18):
@@ -136,17 +145,24 @@ class PairScores:
                                  + log_sigmoid(np.einsum("ij,ij->i", self.T[y], self.C[x])))
         return out
 
+# %% ../../nbs/sage/20_pruning.ipynb #6d1f3b88
+def window_pairs(seg: np.ndarray, window: int, changed: np.ndarray | None = None):
+    "For d = 1..window, the positions (i, i + d) of the pairs inside one segment (spanning a `changed` position, if given)."
+    n_changed = None if changed is None else np.concatenate([[0], np.cumsum(changed, dtype=np.int32)])
+    for d in range(1, window + 1):
+        if len(seg) <= d: break
+        inside = seg[:-d] == seg[d:]
+        if n_changed is not None: inside &= n_changed[d + 1:] > n_changed[:-d - 1]     # a changed position in i..i+d
+        left = np.flatnonzero(inside)
+        yield left, left + d
+
+# %% ../../nbs/sage/20_pruning.ipynb #8c0e4f57
 def window_pair_sums(x: np.ndarray, seg: np.ndarray, window: int, score: Callable, n_seg: int,
                      changed: np.ndarray | None = None) -> np.ndarray:
     "Per segment, the sum of `score` over token pairs at distance 1..window inside it (only pairs spanning a `changed` position, if given)."
     out = np.zeros(n_seg)
-    cum = None if changed is None else np.concatenate([[0], np.cumsum(changed, dtype=np.int32)])
-    for d in range(1, window + 1):
-        if len(x) <= d: break
-        ok = seg[:-d] == seg[d:]
-        if cum is not None: ok &= cum[d + 1:] > cum[:-d - 1]        # the pair (i, i + d) spans a changed position
-        i = np.flatnonzero(ok)
-        out += np.bincount(seg[i], weights=score(x[i], x[i + d]), minlength=n_seg)
+    for left, right in window_pairs(seg, window, changed):
+        out += np.bincount(seg[left], weights=score(x[left], x[right]), minlength=n_seg)
     return out
 
 # %% ../../nbs/sage/20_pruning.ipynb #42d628fb
@@ -157,13 +173,12 @@ class Segmentation:
         self.live = {p: i for i, p in enumerate(self.pieces)}                    # the pieces not pruned yet
         if len(self.live) != len(self.pieces): raise ValueError("the vocabulary has duplicate pieces")
         self.alive = np.ones(len(self.pieces), bool)
-        self.protected = np.array([len(p) == 1 for p in self.pieces])
+        self.protected = np.array([len(p) == 1 for p in self.pieces])              # single units are never pruned
         self.max_len = max(map(len, self.pieces))
         self.split_fn = resolve_splitter(splitter)
-        order = np.argsort(corpus.word_ids, kind="stable")
         counts = np.bincount(corpus.word_ids, minlength=len(corpus.types))
-        self.type_occ, self.type_count = order, counts                              # occurrences grouped by type
-        self.type_start = np.cumsum(counts) - counts
+        self.type_occ = np.argsort(corpus.word_ids, kind="stable")                 # running words grouped by type
+        self.type_count, self.type_start = counts, np.cumsum(counts) - counts
         self.sent_of_word = corpus.sentence_of_word()
         self.wtok = [np.asarray(self.split(w), np.int32) for w in corpus.types]    # tokens of each word type
         self.tok_types = [set() for _ in self.pieces]                              # token -> word types using it
@@ -172,6 +187,7 @@ class Segmentation:
         self.rebuild()
 
     def split(self, word, banned=frozenset()) -> list[int]:
+        "Token ids of `word` with the live vocabulary, without `banned`."
         return self.split_fn(word, self.live, self.max_len, banned)
 
     def rebuild(self):
@@ -187,108 +203,157 @@ class Segmentation:
         self.sent_tok = ends[self.corpus.sent_starts]                              # (n_sents + 1,)
         self.tok_sent = segment_ids(self.sent_tok)
 
-    def sentences(self) -> list[np.ndarray]:
-        "Token ids of each sentence."
-        return np.split(self.flat, self.sent_tok[1:-1])
+# %% ../../nbs/sage/20_pruning.ipynb #9d4e2a17
+@patch
+def sentences(self: Segmentation) -> list[np.ndarray]:
+    "Token ids of each sentence."
+    return np.split(self.flat, self.sent_tok[1:-1])
 
-    def sentence_ll(self, score: Callable, window: int) -> np.ndarray:
-        "Skip-gram log-likelihood of every sentence, by full rescoring."
-        return window_pair_sums(self.flat, self.tok_sent, window, score, self.corpus.n_sents)
+# %% ../../nbs/sage/20_pruning.ipynb #3a9f8d04
+@patch
+def sentence_ll(self: Segmentation, score: Callable, window: int) -> np.ndarray:
+    "Skip-gram log-likelihood of every sentence, by full rescoring."
+    return window_pair_sums(self.flat, self.tok_sent, window, score, self.corpus.n_sents)
 
-    def remove(self, tokens: Sequence[int]) -> tuple[np.ndarray, list]:
-        "Drop `tokens` from the vocabulary; returns the word types whose tokenization changes and their new tokens (not yet applied)."
-        for t in tokens:
-            if self.protected[t]: raise ValueError(f"{self.pieces[t]!r} is a single unit and is never pruned")
-            if not self.alive[t]: raise ValueError(f"{self.pieces[t]!r} was already pruned")
-        for t in tokens: self.alive[t] = False; del self.live[self.pieces[t]]
-        types = sorted(set().union(*(self.tok_types[t] for t in tokens))) if len(tokens) else []
-        return np.asarray(types, np.int64), [np.asarray(self.split(self.corpus.types[w]), np.int32) for w in types]
+# %% ../../nbs/sage/20_pruning.ipynb #4c8b1f36
+@patch
+def remove(self: Segmentation, tokens: Sequence[int]) -> tuple[np.ndarray, list]:
+    "Drop `tokens` from the vocabulary; returns the word types whose tokenization changes and their new tokens (not yet applied)."
+    for t in tokens:
+        if self.protected[t]: raise ValueError(f"{self.pieces[t]!r} is a single unit and is never pruned")
+        if not self.alive[t]: raise ValueError(f"{self.pieces[t]!r} was already pruned")
+    for t in tokens: self.alive[t] = False; del self.live[self.pieces[t]]
+    types = sorted(set().union(*(self.tok_types[t] for t in tokens))) if len(tokens) else []
+    return np.asarray(types, np.int64), [np.asarray(self.split(self.corpus.types[w]), np.int32) for w in types]
 
-    def apply(self, types: np.ndarray, new_tokens: list):
-        "Install new tokenizations of word types and rebuild the corpus."
-        for w, toks in zip(types.tolist(), new_tokens):
-            for t in set(self.wtok[w].tolist()): self.tok_types[t].discard(w)
-            for t in set(toks.tolist()): self.tok_types[t].add(w)
-            self.wtok[w] = toks
-        self.rebuild()
+# %% ../../nbs/sage/20_pruning.ipynb #7d5c2e48
+@patch
+def apply(self: Segmentation, types: np.ndarray, new_tokens: list):
+    "Install new tokenizations of word types and rebuild the corpus."
+    for w, toks in zip(types.tolist(), new_tokens):
+        for t in set(self.wtok[w].tolist()): self.tok_types[t].discard(w)
+        for t in set(toks.tolist()): self.tok_types[t].add(w)
+        self.wtok[w] = toks
+    self.rebuild()
+
+# %% ../../nbs/sage/20_pruning.ipynb #9f7e4a6b
+@dataclass
+class WordChanges:
+    "The running words a batch of ablations re-tokenizes, sorted by (ablation, position), with their new tokens."
+    ablation: np.ndarray        # (n,) the ablation that changes the word
+    sent: np.ndarray            # (n,) its sentence
+    start: np.ndarray           # (n,) its first token in the flat corpus
+    end: np.ndarray             # (n,) one past its last token
+    new_start: np.ndarray       # (n,) its new tokens are new_pool[new_start:new_start + new_len]
+    new_len: np.ndarray         # (n,)
+    new_pool: np.ndarray        # the new tokens of every changed word type, concatenated
+
+    def __len__(self): return len(self.start)
+
+# %% ../../nbs/sage/20_pruning.ipynb #a0e8f5c7
+@patch
+def word_changes(self: Segmentation, abl: np.ndarray, types: np.ndarray, new_tokens: list) -> WordChanges:
+    "Every occurrence of word type `types[i]`, re-tokenized as `new_tokens[i]` in ablation `abl[i]`."
+    type_new_len = np.fromiter((len(t) for t in new_tokens), np.int64, len(new_tokens))
+    new_pool = np.fromiter(itertools.chain.from_iterable(new_tokens), np.int32, int(type_new_len.sum()))
+    type_new_start = np.cumsum(type_new_len) - type_new_len
+    n_occ = self.type_count[types]
+    word = gather_segments(self.type_occ, self.type_start[types], n_occ)       # running words that change
+    ablation = np.repeat(abl, n_occ)
+    order = np.lexsort((word, ablation))
+    word, ablation = word[order], ablation[order]
+    start = self.occ_start[word]
+    return WordChanges(ablation, self.sent_of_word[word], start, start + self.occ_len[word],
+                       np.repeat(type_new_start, n_occ)[order], np.repeat(type_new_len, n_occ)[order], new_pool)
+
+# %% ../../nbs/sage/20_pruning.ipynb #c2a0b7e9
+@dataclass
+class Clusters:
+    "Changed words grouped so that no two groups share a pair: one ablation, one sentence, gaps under `window` tokens."
+    of_word: np.ndarray         # (n,) the cluster of each changed word
+    first: np.ndarray           # (n_clusters,) its first changed word
+    last: np.ndarray            # (n_clusters,) its last changed word
+    left: np.ndarray            # (n_clusters,) first token of its region (window tokens before, inside the sentence)
+    right: np.ndarray           # (n_clusters,) one past the last token of its region
+
+    def __len__(self): return len(self.first)
+
+# %% ../../nbs/sage/20_pruning.ipynb #d3b1c8fa
+def cluster_changes(changes: WordChanges, sent_tok: np.ndarray, window: int) -> Clusters:
+    "Group changed words whose windows interact, and cut each group's region of `window` tokens on each side."
+    ch, n = changes, len(changes)
+    opens = np.ones(n, bool)                                    # the word starts a new cluster
+    opens[1:] = (ch.ablation[1:] != ch.ablation[:-1]) | (ch.sent[1:] != ch.sent[:-1]) | (ch.start[1:] - ch.end[:-1] >= window)
+    first = np.flatnonzero(opens)
+    last = np.append(first[1:] - 1, n - 1)
+    sent = ch.sent[first]
+    left = np.maximum(sent_tok[sent], ch.start[first] - window)
+    right = np.minimum(sent_tok[sent + 1], ch.end[last] + window)
+    return Clusters(np.cumsum(opens) - 1, first, last, left, right)
+
+# %% ../../nbs/sage/20_pruning.ipynb #f5d3ea1c
+def old_regions(flat: np.ndarray, changes: WordChanges, clusters: Clusters) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    "The clusters' regions as they are: tokens, cluster of each token, and whether a changed word is at the position."
+    length = clusters.right - clusters.left
+    tokens = gather_segments(flat, clusters.left, length)
+    region = np.repeat(np.arange(len(clusters)), length)
+    offset = np.cumsum(length) - length                                     # where each region starts in `tokens`
+    cl = clusters.of_word
+    word_start = offset[cl] + changes.start - clusters.left[cl]             # each changed word inside `tokens`
+    total = int(length.sum())
+    edges = (np.bincount(word_start, minlength=total + 1)
+             - np.bincount(word_start + (changes.end - changes.start), minlength=total + 1))
+    return tokens, region, np.cumsum(edges)[:total] > 0
+
+# %% ../../nbs/sage/20_pruning.ipynb #b7f5ac3e
+def new_regions(flat: np.ndarray, changes: WordChanges, clusters: Clusters) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    "The clusters' regions re-tokenized (gap, new word, gap, new word, ..., tail): tokens, cluster, changed."
+    n, n_cl, cl = len(changes), len(clusters), clusters.of_word
+    opens = np.zeros(n, bool); opens[clusters.first] = True
+    gap_start = np.where(opens, clusters.left[cl], np.concatenate([[0], changes.end[:-1]]))   # unchanged tokens before each word
+    n_parts = 2 * n + n_cl
+    start, length = np.empty(n_parts, np.int64), np.empty(n_parts, np.int64)
+    region, changed = np.empty(n_parts, np.int64), np.zeros(n_parts, bool)
+    gap = 2 * np.arange(n) + cl                                  # the parts of cluster c start at 2 * first[c] + c
+    start[gap], length[gap], region[gap] = gap_start, changes.start - gap_start, cl
+    word = gap + 1                                               # new words are read after `flat`, from the pool
+    start[word], length[word], region[word], changed[word] = len(flat) + changes.new_start, changes.new_len, cl, True
+    tail = 2 * (clusters.last + 1) + np.arange(n_cl)
+    end = changes.end[clusters.last]
+    start[tail], length[tail], region[tail] = end, clusters.right - end, np.arange(n_cl)
+    tokens = gather_segments(np.concatenate([flat, changes.new_pool]), start, length)
+    return tokens, np.repeat(region, length), np.repeat(changed, length)
 
 # %% ../../nbs/sage/20_pruning.ipynb #f570ad35
 @patch
 def deltas(self: Segmentation, abl: np.ndarray, types: np.ndarray, new_tokens: list, window: int, score: Callable, n_abl: int,
            per_sentence: bool = False):
-    """Exact change of the log-likelihood when word types `types[i]` are re-tokenized as `new_tokens[i]` in
-    ablation `abl[i]`, from the tokens within `window` of every changed word (all its occurrences)."""
-    W, c = window, self.corpus
-    new_len = np.fromiter((len(t) for t in new_tokens), np.int64, len(new_tokens))
-    new_pool = np.fromiter(itertools.chain.from_iterable(new_tokens), np.int32, int(new_len.sum()))
-    new_start = np.cumsum(new_len) - new_len
-    n_rep = self.type_count[types]
-    occ = gather_segments(self.type_occ, self.type_start[types], n_rep)       # running words that change
-    a = np.repeat(abl, n_rep); ns = np.repeat(new_start, n_rep); nl = np.repeat(new_len, n_rep)
-    order = np.lexsort((occ, a))
-    occ, a, ns, nl = occ[order], a[order], ns[order], nl[order]
-    n = len(occ)
-    empty = (np.zeros(n_abl), np.zeros(c.n_sents)) if per_sentence else np.zeros(n_abl)
-    if not n: return empty
-    os_ = self.occ_start[occ]; oe = os_ + self.occ_len[occ]
-    sent = self.sent_of_word[occ]
-    new_cl = np.ones(n, bool)                                  # a cluster: changed words whose windows interact
-    new_cl[1:] = (a[1:] != a[:-1]) | (sent[1:] != sent[:-1]) | (os_[1:] - oe[:-1] >= W)
-    cl = np.cumsum(new_cl) - 1
-    first = np.flatnonzero(new_cl); last = np.append(first[1:] - 1, n - 1)
-    n_cl = len(first)
-    left = np.maximum(self.sent_tok[sent[first]], os_[first] - W)
-    right = np.minimum(self.sent_tok[sent[first] + 1], oe[last] + W)
-    # old regions: a contiguous slice of the corpus, changed where a changed word was
-    rlen = right - left
-    x_old = gather_segments(self.flat, left, rlen)
-    seg_old = np.repeat(np.arange(n_cl), rlen)
-    roff = np.cumsum(rlen) - rlen
-    rs = roff[cl] + os_ - left[cl]
-    tot = int(rlen.sum())
-    chg_old = np.cumsum(np.bincount(rs, minlength=tot + 1) - np.bincount(rs + (oe - os_), minlength=tot + 1))[:tot] > 0
-    # new regions: gap, new word, gap, new word, ..., tail, taken from [flat | new_pool]
-    prev_end = np.where(new_cl, left[cl], np.concatenate([[0], oe[:-1]]))
-    j = np.arange(n)
-    n_pieces = 2 * n + n_cl
-    p_start = np.empty(n_pieces, np.int64); p_len = np.empty(n_pieces, np.int64); p_chg = np.zeros(n_pieces, bool)
-    p_cl = np.empty(n_pieces, np.int64)
-    g = 2 * j + cl
-    p_start[g], p_len[g], p_cl[g] = prev_end, os_ - prev_end, cl
-    p_start[g + 1], p_len[g + 1], p_cl[g + 1], p_chg[g + 1] = len(self.flat) + ns, nl, cl, True
-    tpos = 2 * (last + 1) + np.arange(n_cl)
-    p_start[tpos], p_len[tpos], p_cl[tpos] = oe[last], right - oe[last], np.arange(n_cl)
-    src = np.concatenate([self.flat, new_pool])
-    x_new = gather_segments(src, p_start, p_len)
-    seg_new = np.repeat(p_cl, p_len)
-    chg_new = np.repeat(p_chg, p_len)
-    d_cl = (window_pair_sums(x_new, seg_new, W, score, n_cl, chg_new)
-            - window_pair_sums(x_old, seg_old, W, score, n_cl, chg_old))
-    d_abl = np.bincount(a[first], weights=d_cl, minlength=n_abl)
-    if per_sentence: return d_abl, np.bincount(sent[first], weights=d_cl, minlength=c.n_sents)
-    return d_abl
+    "Exact change of the log-likelihood per ablation (and per sentence) when `types[i]` becomes `new_tokens[i]` in ablation `abl[i]`."
+    changes = self.word_changes(abl, types, new_tokens)
+    if not len(changes): return (np.zeros(n_abl), np.zeros(self.corpus.n_sents)) if per_sentence else np.zeros(n_abl)
+    clusters = cluster_changes(changes, self.sent_tok, window)
+    x_new, region_new, changed_new = new_regions(self.flat, changes, clusters)
+    x_old, region_old, changed_old = old_regions(self.flat, changes, clusters)
+    change = (window_pair_sums(x_new, region_new, window, score, len(clusters), changed_new)
+              - window_pair_sums(x_old, region_old, window, score, len(clusters), changed_old))
+    by_ablation = np.bincount(changes.ablation[clusters.first], weights=change, minlength=n_abl)
+    if not per_sentence: return by_ablation
+    return by_ablation, np.bincount(changes.sent[clusters.first], weights=change, minlength=self.corpus.n_sents)
 
 # %% ../../nbs/sage/20_pruning.ipynb #bb5dd33f
-W2V_MAX_SENTENCE = 10_000            # gensim truncates longer sentences; we cut them into pieces instead
-
 def stable_hash(s: str) -> int:
     "A process-independent string hash for gensim (Python's `hash` changes between runs)."
     return zlib.crc32(s.encode("utf-8"))
+
+# %% ../../nbs/sage/20_pruning.ipynb #1e3a7f9c
+W2V_MAX_SENTENCE = 10_000            # gensim truncates longer sentences; we cut them into pieces instead
 
 def w2v_sentences(sentences: Sequence[np.ndarray]) -> list[list[str]]:
     "Token-id sentences as gensim input (ids as strings, long sentences cut)."
     return [[str(t) for t in s[i:i + W2V_MAX_SENTENCE].tolist()] for s in sentences if len(s)
             for i in range(0, len(s), W2V_MAX_SENTENCE)]
 
-def skipgram_tables(model, n_tokens: int, shared_vectors: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    "Target and context tables (V, d) indexed by token id from a gensim model; tokens it never saw get zero vectors."
-    d = model.wv.vector_size
-    T, C = np.zeros((n_tokens, d), np.float32), np.zeros((n_tokens, d), np.float32)
-    ids = np.array([int(k) for k in model.wv.index_to_key], np.int64)
-    T[ids] = model.wv.vectors
-    C[ids] = model.wv.vectors if shared_vectors else model.syn1neg
-    return T, C
-
+# %% ../../nbs/sage/20_pruning.ipynb #3a5c91be
 def train_skipgram(sentences: Sequence[np.ndarray], *, dim: int = 50, window: int = 5, negative: int = 15, epochs: int = 5,
                    seed: int = 0, workers: int = 1, model=None):
     "Train (or, given `model`, continue training) gensim skip-gram with negative sampling on token-id sentences."
@@ -301,216 +366,275 @@ def train_skipgram(sentences: Sequence[np.ndarray], *, dim: int = 50, window: in
     model.train(sents, total_examples=len(sents), epochs=epochs)
     return model
 
+# %% ../../nbs/sage/20_pruning.ipynb #f048f59f
+def skipgram_tables(model, n_tokens: int, shared_vectors: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    "Target and context tables (V, d) indexed by token id from a gensim model; tokens it never saw get zero vectors."
+    d = model.wv.vector_size
+    T, C = np.zeros((n_tokens, d), np.float32), np.zeros((n_tokens, d), np.float32)
+    ids = np.array([int(k) for k in model.wv.index_to_key], np.int64)
+    T[ids] = model.wv.vectors
+    C[ids] = model.wv.vectors if shared_vectors else model.syn1neg
+    return T, C
+
 # %% ../../nbs/sage/20_pruning.ipynb #1bd4fa98
 def piece_text(piece) -> str:
     "A piece as text in files and logs: itself, or the hex of its bytes."
     return piece.hex() if isinstance(piece, bytes) else piece
 
-def _atomic_write(path: Path, write: Callable[[Path], None]):
-    tmp = path.with_name(path.name + ".part")
-    write(tmp)
-    os.replace(tmp, path)
+# %% ../../nbs/sage/20_pruning.ipynb #8fa0e603
+@dataclass(frozen=True)
+class SaGeSettings:
+    "The settings of a SaGe run (defaults: the paper's Table 6; `max_table` and `chunk_words` only size memory use)."
+    final_size: int                          # V, the vocabulary size to prune to
+    k: int = 100                             # tokens removed per step
+    M: int = 1500                            # size of the candidate set V_bot
+    m: int = 10                              # all losses recomputed every m steps
+    l: int = 4                               # embeddings retrained every l * m steps
+    window: int = 5                          # ±window tokens in the objective
+    w2v_window: int = 5
+    w2v_dim: int = 50
+    w2v_negative: int = 15
+    w2v_epochs: int = 5
+    w2v_workers: int = 1
+    w2v_warm_start: bool = False             # continue the previous model at each retraining (not in the paper)
+    w2v_retrain_epochs: int | None = None    # epochs of a warm retraining (default: w2v_epochs)
+    shared_vectors: bool = False             # one table for targets and contexts, as the public implementation
+    splitter: str | Callable = "greedy"      # the tokenizer inside pruning: a name in SPLITTERS, or a function
+    seed: int = 0
+    max_table: int = 8192                    # the largest vocabulary whose pair-score table is precomputed
+    chunk_words: int = 250_000               # running words per batch of ablations
 
+    def __post_init__(self):
+        if min(self.k, self.M, self.m, self.l, self.window) < 1: raise ValueError("k, M, m, l and window must be at least 1")
+
+    @property
+    def splitter_name(self) -> str:
+        "The splitter's name (a function's `__name__`)."
+        return self.splitter if isinstance(self.splitter, str) else getattr(self.splitter, "__name__", "custom")
+
+# %% ../../nbs/sage/20_pruning.ipynb #a1c2a825
 class SaGe:
     "SaGe vocabulary pruning (Yehezkel & Pinter 2023, Algorithm 3) over a word-by-word tokenized corpus."
-    def __init__(self, corpus: Corpus, pieces: Sequence, final_size: int, *, k: int = 100, M: int = 1500, m: int = 10,
-                 l: int = 4, window: int = 5, w2v_window: int = 5, w2v_dim: int = 50, w2v_negative: int = 15,
-                 w2v_epochs: int = 5, w2v_workers: int = 1, w2v_warm_start: bool = False, w2v_retrain_epochs: int | None = None,
-                 shared_vectors: bool = False, splitter: str | Callable = "greedy", seed: int = 0, max_table: int = 8192,
-                 chunk_words: int = 250_000):
-        if min(k, M, m, l, window) < 1: raise ValueError("k, M, m, l and window must be at least 1")
-        self.seg = Segmentation(corpus, pieces, splitter)
+    def __init__(self, corpus: Corpus, pieces: Sequence, settings: SaGeSettings | int | None = None, **overrides):
+        "`settings`: a `SaGeSettings` or the final size; `overrides` replace its fields (`k=2`, `window=2`, ...)."
+        if isinstance(settings, SaGeSettings): self.settings = replace(settings, **overrides)
+        else: self.settings = SaGeSettings(**overrides) if settings is None else SaGeSettings(settings, **overrides)
+        self.seg = Segmentation(corpus, pieces, self.settings.splitter)
         n_protected = int(self.seg.protected.sum())
-        if final_size < n_protected: raise ValueError(f"final_size={final_size} is below the {n_protected} single units, which are never pruned")
-        self.final_size, self.k, self.M, self.m, self.l, self.window = final_size, k, M, m, l, window
-        self.w2v = dict(dim=w2v_dim, window=w2v_window, negative=w2v_negative, epochs=w2v_epochs, workers=w2v_workers)
-        self.w2v_warm_start, self.w2v_retrain_epochs = w2v_warm_start, w2v_retrain_epochs or w2v_epochs
-        self.shared_vectors, self.seed, self.max_table, self.chunk_words = shared_vectors, seed, max_table, chunk_words
-        self.splitter_name = splitter if isinstance(splitter, str) else getattr(splitter, "__name__", "custom")
+        if self.settings.final_size < n_protected:
+            raise ValueError(f"final_size={self.settings.final_size} is below the {n_protected} single units, which are never pruned")
         self.step, self.version, self.model, self.scores = 0, 0, None, None
         self.loss = np.full(len(self.seg.pieces), np.nan)           # last ablation loss of each token
         self.bottom = np.zeros(0, np.int64)                         # the candidate set V_bot
+        self.sent_ll = np.zeros(0)                                  # skip-gram log-likelihood of each sentence
         self.steps_log, self.pruned_log = [], []
         self.cache = {}                                             # (word type, token) -> tokens of the type without it
 
     @property
     def size(self) -> int: return int(self.seg.alive.sum())
 
-    def config(self) -> dict:
-        "Everything that determines the result."
-        s = self.seg
-        return dict(final_size=self.final_size, k=self.k, M=self.M, m=self.m, l=self.l, window=self.window, w2v=self.w2v,
-                    w2v_warm_start=self.w2v_warm_start, w2v_retrain_epochs=self.w2v_retrain_epochs,
-                    shared_vectors=self.shared_vectors, splitter=self.splitter_name, seed=self.seed, unit=s.corpus.unit,
-                    initial_size=len(s.pieces), n_words=len(s.corpus.word_ids), n_sents=s.corpus.n_sents,
-                    corpus_crc=int(np.bitwise_xor.reduce(s.corpus.word_ids * 2654435761 % (1 << 31))),
-                    pieces_crc=stable_hash("\x00".join(map(piece_text, s.pieces))))
-
-    # -- embeddings and objective
-    def embed(self):
-        "Train the skip-gram tables on the corpus as currently tokenized (line 6) and rescore every sentence."
-        warm = self.w2v_warm_start and self.model is not None
-        w = dict(self.w2v, epochs=self.w2v_retrain_epochs if warm else self.w2v["epochs"])
-        self.model = train_skipgram(self.seg.sentences(), seed=self.seed + self.version, model=self.model if warm else None, **w)
-        self.scores = PairScores(*skipgram_tables(self.model, len(self.seg.pieces), self.shared_vectors), self.max_table)
-        self.version += 1
-        self.sent_ll = self.seg.sentence_ll(self.scores, self.window)
-
     @property
     def objective(self) -> float:
         "Total skip-gram log-likelihood of the corpus, equation (1) without negative samples (higher is better)."
         return float(self.sent_ll.sum())
 
-    def _ablated(self, w: int, t: int):
-        key = (w, t)
-        toks = self.cache.get(key)
-        if toks is None: toks = self.cache[key] = tuple(self.seg.split(self.seg.corpus.types[w], banned={t}))
-        return toks
-
-    def losses(self, tokens: Sequence[int]) -> np.ndarray:
-        "loss_t = L(V) - L(V \\ {t}) for each token: the likelihood lost by removing it."
-        seg, out = self.seg, np.zeros(len(tokens))
-        abl, types, new, words, start = [], [], [], 0, 0
-        def flush(upto):
-            nonlocal abl, types, new, words, start
-            if abl:
-                d = seg.deltas(np.asarray(abl, np.int64) - start, np.asarray(types, np.int64), new, self.window,
-                               self.scores, upto - start)
-                out[start:upto] = -d
-            abl, types, new, words, start = [], [], [], 0, upto
-        for i, t in enumerate(tokens):
-            if words > self.chunk_words: flush(i)
-            for w in sorted(seg.tok_types[t]):
-                abl.append(i); types.append(w); new.append(self._ablated(w, t)); words += int(seg.type_count[w])
-        flush(len(tokens))
-        return out
-
-    def prune(self, tokens: Sequence[int]):
-        "Remove tokens (lines 20-21): re-tokenize the words that used them and update the affected sentences' likelihoods."
-        seg = self.seg
-        types, new = seg.remove(list(tokens))
-        if len(types):
-            _, d_sent = seg.deltas(np.zeros(len(types), np.int64), types, new, self.window, self.scores, 1, per_sentence=True)
-            self.sent_ll += d_sent
-        seg.apply(types, new)
-        gone = set(tokens)
-        self.cache = {key: v for key, v in self.cache.items()
-                      if key[1] not in gone and gone.isdisjoint(v)}
-
-    def next_step(self) -> list[int]:
-        "One iteration of Algorithm 3 (lines 5-22); returns the pruned token ids."
-        t0, i, seg = time.time(), self.step, self.seg
-        retrain = i % (self.l * self.m) == 0
-        if retrain or self.scores is None: self.embed()
-        t_embed = time.time() - t0
-        n_prune = min(self.k, self.size - self.final_size)
-        full = i % self.m == 0 or retrain or len(self.bottom) < n_prune
-        if full:                                                    # lines 10-13: every prunable token
-            cand = np.flatnonzero(seg.alive & ~seg.protected)
-            self.loss[cand] = self.losses(cand)
-            order = np.lexsort((cand, self.loss[cand]))
-            self.bottom = cand[order[:self.M]]
-        else:                                                       # lines 15-17: the candidate set only
-            self.loss[self.bottom] = self.losses(self.bottom)
-        order = np.lexsort((self.bottom, self.loss[self.bottom]))
-        chosen = self.bottom[order[:n_prune]]                       # line 19
-        self.bottom = self.bottom[np.sort(order[n_prune:])]         # line 20
-        self.prune(chosen.tolist())
-        obj = self.objective
-        self.pruned_log += [dict(step=i, piece=piece_text(seg.pieces[t]), loss=float(self.loss[t]), objective=obj) for t in chosen.tolist()]
-        self.steps_log.append(dict(step=i, vocab_size=self.size, objective=obj, n_pruned=len(chosen), all_losses=bool(full),
-                                   embeddings=self.version, seconds=round(time.time() - t0, 3),
-                                   embed_seconds=round(t_embed, 3)))
-        self.step += 1
-        return chosen.tolist()
-
-    # -- checkpoints, outputs and the whole run
-
-# %% ../../nbs/sage/20_pruning.ipynb #8199cd0b
+# %% ../../nbs/sage/20_pruning.ipynb #c3e4c747
 @patch
-def state(self: SaGe) -> dict:
-    "What a resumed run needs (the tokenization is rebuilt from `alive`)."
-    return dict(alive=self.seg.alive, bottom=self.bottom, loss=self.loss, step=np.int64(self.step),
-                version=np.int64(self.version), sent_ll=getattr(self, "sent_ll", np.zeros(0)),
-                T=self.scores.T if self.scores else np.zeros((0, 0), np.float32),
-                C=self.scores.C if self.scores else np.zeros((0, 0), np.float32))
+def config(self: SaGe) -> dict:
+    "Everything that determines the result (a checkpoint is resumed only under the same config)."
+    s, seg = self.settings, self.seg
+    return dict(final_size=s.final_size, k=s.k, M=s.M, m=s.m, l=s.l, window=s.window,
+                w2v=dict(dim=s.w2v_dim, window=s.w2v_window, negative=s.w2v_negative, epochs=s.w2v_epochs, workers=s.w2v_workers),
+                w2v_warm_start=s.w2v_warm_start, w2v_retrain_epochs=s.w2v_retrain_epochs or s.w2v_epochs,
+                shared_vectors=s.shared_vectors, splitter=s.splitter_name, seed=s.seed, unit=seg.corpus.unit,
+                initial_size=len(seg.pieces), n_words=len(seg.corpus.word_ids), n_sents=seg.corpus.n_sents,
+                corpus_crc=int(np.bitwise_xor.reduce(seg.corpus.word_ids * 2654435761 % (1 << 31))),
+                pieces_crc=stable_hash("\x00".join(map(piece_text, seg.pieces))))
 
+# %% ../../nbs/sage/20_pruning.ipynb #e5a6e969
+SETTINGS_KEYS = dict(k="sage_k", M="sage_M", m="sage_m", l="sage_l", window="sage_window", w2v_window="sage_w2v_window",
+                     w2v_dim="sage_w2v_dim", w2v_negative="sage_w2v_negative", w2v_epochs="sage_w2v_epochs",
+                     w2v_workers="sage_w2v_workers", splitter="sage_splitter", seed="seed")
 
+@patch(cls_method=True)
+def from_settings(cls: SaGe, corpus: Corpus, pieces: Sequence, S: Mapping, **overrides) -> SaGe:
+    "SaGe with the `sage_*` values (and `seed`) of merged settings (`load_settings`); the final size at most the initial one."
+    settings = SaGeSettings(min(S["sage_final_vocab"], len(pieces)), **{f: S[key] for f, key in SETTINGS_KEYS.items()})
+    return cls(corpus, pieces, settings, **overrides)
+
+# %% ../../nbs/sage/20_pruning.ipynb #07c80b8b
 @patch
-def save_checkpoint(self: SaGe, out_dir: Path):
-    "Write the state atomically: checkpoint.npz, checkpoint.json (config and logs) and, when warm-starting, the gensim model."
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if self.w2v_warm_start and self.model is not None: _atomic_write(out_dir / "w2v.model", lambda p: self.model.save(str(p)))
-    _atomic_write(out_dir / "checkpoint.npz", lambda p: np.savez(open(p, "wb"), **self.state()))
-    meta = dict(config=self.config(), steps=self.steps_log, pruned=self.pruned_log)
-    _atomic_write(out_dir / "checkpoint.json", lambda p: p.write_text(json.dumps(meta, ensure_ascii=False)))
+def embed(self: SaGe):
+    "Train the skip-gram tables on the corpus as currently tokenized (line 6) and rescore every sentence."
+    s = self.settings
+    warm = s.w2v_warm_start and self.model is not None
+    epochs = (s.w2v_retrain_epochs or s.w2v_epochs) if warm else s.w2v_epochs
+    self.model = train_skipgram(self.seg.sentences(), dim=s.w2v_dim, window=s.w2v_window, negative=s.w2v_negative, epochs=epochs,
+                                workers=s.w2v_workers, seed=s.seed + self.version, model=self.model if warm else None)
+    self.scores = PairScores(*skipgram_tables(self.model, len(self.seg.pieces), s.shared_vectors), s.max_table)
+    self.version += 1
+    self.sent_ll = self.seg.sentence_ll(self.scores, s.window)
 
-
+# %% ../../nbs/sage/20_pruning.ipynb #29eadcad
 @patch
-def load_checkpoint(self: SaGe, out_dir: Path) -> bool:
-    "Resume from `out_dir` if it holds a checkpoint of this configuration; False if there is none."
-    npz, js = out_dir / "checkpoint.npz", out_dir / "checkpoint.json"
-    if not (npz.exists() and js.exists()): return False
-    try:
-        meta, st = json.loads(js.read_text()), np.load(npz)
-        state = {k: st[k] for k in st.files}
-    except (ValueError, OSError, KeyError) as e: raise ValueError(f"corrupt SaGe checkpoint in {out_dir}: {e}") from e
-    if meta["config"] != json.loads(json.dumps(self.config())):
-        raise ValueError(f"{out_dir} holds a checkpoint of another configuration; use a new directory or resume=False")
-    dead = np.flatnonzero(~state["alive"]).tolist()
-    if dead: self.seg.apply(*self.seg.remove(dead))
-    self.bottom, self.loss = state["bottom"], state["loss"]
-    self.step, self.version = int(state["step"]), int(state["version"])
-    self.steps_log, self.pruned_log = meta["steps"], meta["pruned"]
-    if state["T"].size:
-        self.scores = PairScores(state["T"], state["C"], self.max_table)
-        self.sent_ll = state["sent_ll"]
-    if self.w2v_warm_start and (out_dir / "w2v.model").exists():
-        from gensim.models import Word2Vec
-        self.model = Word2Vec.load(str(out_dir / "w2v.model"))
-    self.cache = {}
-    log.info("resumed SaGe at step %d, vocabulary %d", self.step, self.size)
-    return True
+def ablated_split(self: SaGe, word_type: int, token: int) -> tuple:
+    "The tokens of a word type without `token` (cached until one of them is pruned)."
+    key = (word_type, token)
+    toks = self.cache.get(key)
+    if toks is None: toks = self.cache[key] = tuple(self.seg.split(self.seg.corpus.types[word_type], banned={token}))
+    return toks
 
+# %% ../../nbs/sage/20_pruning.ipynb #4b1ccecf
+@patch
+def ablation_batches(self: SaGe, tokens: Sequence[int]):
+    "Batches of the ablations of `tokens`, about `chunk_words` changed running words each: (lo, hi, ablation, word types, new tokens)."
+    seg, batch, words, lo = self.seg, ([], [], []), 0, 0
+    for i, t in enumerate(tokens):
+        if words > self.settings.chunk_words:
+            yield (lo, i, *batch)
+            batch, words, lo = ([], [], []), 0, i
+        for w in sorted(seg.tok_types[t]):
+            batch[0].append(i - lo); batch[1].append(w); batch[2].append(self.ablated_split(w, t))
+            words += int(seg.type_count[w])
+    yield (lo, len(tokens), *batch)
 
+# %% ../../nbs/sage/20_pruning.ipynb #6d3eeee1
+@patch
+def losses(self: SaGe, tokens: Sequence[int]) -> np.ndarray:
+    "loss_t = L(V) - L(V \\ {t}) for each token: the likelihood lost by removing it."
+    out = np.zeros(len(tokens))
+    for lo, hi, abl, types, new in self.ablation_batches(tokens):
+        if abl: out[lo:hi] = -self.seg.deltas(np.asarray(abl, np.int64), np.asarray(types, np.int64), new, self.settings.window,
+                                              self.scores, hi - lo)
+    return out
+
+# %% ../../nbs/sage/20_pruning.ipynb #8f5a00f3
+@patch
+def prune(self: SaGe, tokens: Sequence[int]):
+    "Remove tokens (lines 20-21): re-tokenize the words that used them and update the affected sentences' likelihoods."
+    seg = self.seg
+    types, new = seg.remove(list(tokens))
+    if len(types):
+        _, d_sent = seg.deltas(np.zeros(len(types), np.int64), types, new, self.settings.window, self.scores, 1, per_sentence=True)
+        self.sent_ll += d_sent
+    seg.apply(types, new)
+    gone = set(tokens)
+    self.cache = {key: v for key, v in self.cache.items() if key[1] not in gone and gone.isdisjoint(v)}
+
+# %% ../../nbs/sage/20_pruning.ipynb #a17c2215
+@patch
+def log_step(self: SaGe, step: int, chosen: list[int], full: bool, seconds: float, embed_seconds: float):
+    "Append a step to `steps_log` and its pruned tokens to `pruned_log`."
+    obj = self.objective
+    self.pruned_log += [dict(step=step, piece=piece_text(self.seg.pieces[t]), loss=float(self.loss[t]), objective=obj) for t in chosen]
+    self.steps_log.append(dict(step=step, vocab_size=self.size, objective=obj, n_pruned=len(chosen), all_losses=bool(full),
+                               embeddings=self.version, seconds=round(seconds, 3), embed_seconds=round(embed_seconds, 3)))
+
+# %% ../../nbs/sage/20_pruning.ipynb #c39e4437
+@patch
+def next_step(self: SaGe) -> list[int]:
+    "One iteration of Algorithm 3 (lines 5-22); returns the pruned token ids."
+    t0, i, s, seg = time.time(), self.step, self.settings, self.seg
+    retrain = i % (s.l * s.m) == 0
+    if retrain or self.scores is None: self.embed()
+    t_embed = time.time() - t0
+    n_prune = min(s.k, self.size - s.final_size)
+    full = i % s.m == 0 or retrain or len(self.bottom) < n_prune
+    if full:                                                    # lines 10-13: every prunable token
+        cand = np.flatnonzero(seg.alive & ~seg.protected)
+        self.loss[cand] = self.losses(cand)
+        self.bottom = cand[np.lexsort((cand, self.loss[cand]))[:s.M]]
+    else: self.loss[self.bottom] = self.losses(self.bottom)    # lines 15-17: the candidate set only
+    order = np.lexsort((self.bottom, self.loss[self.bottom]))
+    chosen = self.bottom[order[:n_prune]].tolist()              # line 19
+    self.bottom = self.bottom[np.sort(order[n_prune:])]         # line 20
+    self.prune(chosen)
+    self.log_step(i, chosen, full, time.time() - t0, t_embed)
+    self.step += 1
+    return chosen
+
+# %% ../../nbs/sage/20_pruning.ipynb #d4af5548
 @patch
 def vocabulary(self: SaGe) -> list:
     "The current vocabulary, in the order of the initial one."
     return [p for p, a in zip(self.seg.pieces, self.seg.alive) if a]
 
+# %% ../../nbs/sage/20_pruning.ipynb #8199cd0b
+def checkpoint_state(sage: SaGe) -> dict:
+    "The arrays a resumed run needs (the tokenization is rebuilt from `alive`)."
+    none = np.zeros((0, 0), np.float32)
+    return dict(alive=sage.seg.alive, bottom=sage.bottom, loss=sage.loss, step=np.int64(sage.step), version=np.int64(sage.version),
+                sent_ll=sage.sent_ll, T=none if sage.scores is None else sage.scores.T, C=none if sage.scores is None else sage.scores.C)
 
-@patch
-def write_outputs(self: SaGe, out_dir: Path) -> dict[str, Path]:
+# %% ../../nbs/sage/20_pruning.ipynb #07d2887b
+def save_checkpoint(sage: SaGe, out_dir: str | Path):
+    "Write the state atomically: checkpoint.npz, checkpoint.json (config and logs) and, when warm-starting, the gensim model."
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if sage.settings.w2v_warm_start and sage.model is not None:
+        atomic_write(out_dir / "w2v.model", lambda p: sage.model.save(str(p)))
+    def write_npz(path: Path):
+        with open(path, "wb") as f: np.savez(f, **checkpoint_state(sage))
+    atomic_write(out_dir / "checkpoint.npz", write_npz)
+    meta = dict(config=sage.config(), steps=sage.steps_log, pruned=sage.pruned_log)
+    atomic_write(out_dir / "checkpoint.json", lambda p: p.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8"))
+
+# %% ../../nbs/sage/20_pruning.ipynb #29f4a99d
+def load_checkpoint(sage: SaGe, out_dir: str | Path) -> bool:
+    "Resume `sage` from `out_dir` if it holds a checkpoint of this configuration; False if there is none."
+    out_dir = Path(out_dir)
+    npz, js = out_dir / "checkpoint.npz", out_dir / "checkpoint.json"
+    if not (npz.exists() and js.exists()): return False
+    try:
+        meta, st = json.loads(js.read_text(encoding="utf-8")), np.load(npz)
+        state = {k: st[k] for k in st.files}
+    except (ValueError, OSError, KeyError) as e: raise ValueError(f"corrupt SaGe checkpoint in {out_dir}: {e}") from e
+    if meta["config"] != json.loads(json.dumps(sage.config())):
+        raise ValueError(f"{out_dir} holds a checkpoint of another configuration; use a new directory or resume=False")
+    dead = np.flatnonzero(~state["alive"]).tolist()
+    if dead: sage.seg.apply(*sage.seg.remove(dead))
+    sage.bottom, sage.loss = state["bottom"], state["loss"]
+    sage.step, sage.version = int(state["step"]), int(state["version"])
+    sage.steps_log, sage.pruned_log = meta["steps"], meta["pruned"]
+    if state["T"].size:
+        sage.scores = PairScores(state["T"], state["C"], sage.settings.max_table)
+        sage.sent_ll = state["sent_ll"]
+    if sage.settings.w2v_warm_start and (out_dir / "w2v.model").exists():
+        from gensim.models import Word2Vec
+        sage.model = Word2Vec.load(str(out_dir / "w2v.model"))
+    sage.cache = {}
+    log.info("resumed SaGe at step %d, vocabulary %d", sage.step, sage.size)
+    return True
+
+# %% ../../nbs/sage/20_pruning.ipynb #4b16bbbb
+def write_outputs(sage: SaGe, out_dir: str | Path) -> dict[str, Path]:
     "vocab.txt (one piece per line; hex for byte units), steps.tsv and pruning_log.tsv."
     import pandas as pd
+    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = dict(vocab=out_dir / "vocab.txt", steps=out_dir / "steps.tsv", pruned=out_dir / "pruning_log.tsv")
-    paths["vocab"].write_text("".join(piece_text(p) + "\n" for p in self.vocabulary()), encoding="utf-8")
-    pd.DataFrame(self.steps_log).to_csv(paths["steps"], sep="\t", index=False)
-    pd.DataFrame(self.pruned_log).to_csv(paths["pruned"], sep="\t", index=False)
+    paths["vocab"].write_text("".join(piece_text(p) + "\n" for p in sage.vocabulary()), encoding="utf-8")
+    pd.DataFrame(sage.steps_log).to_csv(paths["steps"], sep="\t", index=False)
+    pd.DataFrame(sage.pruned_log).to_csv(paths["pruned"], sep="\t", index=False)
     return paths
 
-
-@patch
-def run(self: SaGe, out_dir: str | Path | None = None, resume: bool = True, progress: bool = True) -> list:
-    "Prune to `final_size`, checkpointing after every step when `out_dir` is given; returns the vocabulary."
+# %% ../../nbs/sage/20_pruning.ipynb #6d38dddd
+def run_sage(sage: SaGe, out_dir: str | Path | None = None, resume: bool = True, progress: bool = True) -> list:
+    "Prune to the final size, checkpointing after every step when `out_dir` is given (and resuming from it); returns the vocabulary."
     from tqdm.auto import tqdm
     out = Path(out_dir) if out_dir is not None else None
-    if out is not None and resume: self.load_checkpoint(out)
-    total = len(self.seg.pieces) - self.final_size
-    with tqdm(total=max(total, 0), initial=len(self.seg.pieces) - self.size, disable=not progress, desc="SaGe pruning",
-              unit="tok") as bar:
-        while self.size > self.final_size:
-            n = len(self.next_step())
-            bar.update(n); bar.set_postfix(objective=f"{self.objective:.4g}")
-            if out is not None: self.save_checkpoint(out)
-    if out is not None: self.write_outputs(out)
-    return self.vocabulary()
+    if out is not None and resume: load_checkpoint(sage, out)
+    initial, final = len(sage.seg.pieces), sage.settings.final_size
+    with tqdm(total=max(initial - final, 0), initial=initial - sage.size, disable=not progress, desc="SaGe pruning", unit="tok") as bar:
+        while sage.size > final:
+            bar.update(len(sage.next_step())); bar.set_postfix(objective=f"{sage.objective:.4g}")
+            if out is not None: save_checkpoint(sage, out)
+    if out is not None: write_outputs(sage, out)
+    return sage.vocabulary()
 
 # %% ../../nbs/sage/20_pruning.ipynb #579dac1c
 def initial_vocabulary(lines: Sequence[str], size: int, unit: str = "char", num_threads: int = 2) -> list:
-    """Line 2 of Algorithm 3: the pieces of a sentencepiece BPE model with `size` pieces trained on `lines`
-    (raw text, every character kept); for `byte` units, their UTF-8 forms (`▁` as a space) after all 256 single bytes."""
+    "Line 2 of Algorithm 3: `size` sentencepiece BPE pieces of raw `lines`; for `byte` units, all 256 bytes, then the pieces' UTF-8."
     if unit not in UNITS: raise ValueError(f"unit must be one of {UNITS}, not {unit!r}")
     text = [l.strip() for l in lines if l.strip()]
     if not text: raise ValueError("no text to train the initial vocabulary on")
@@ -525,29 +649,104 @@ def initial_vocabulary(lines: Sequence[str], size: int, unit: str = "char", num_
         if b not in seen and len(out) < size: out.append(b); seen.add(b)
     return out
 
+# %% ../../nbs/sage/20_pruning.ipynb #7e49eeee
 def read_vocabulary(path: str | Path, unit: str = "char") -> list:
-    "A vocabulary file written by `SaGe.run` (one piece per line; hex for byte units)."
+    "A vocabulary file written by `write_outputs` (one piece per line; hex for byte units)."
     lines = Path(path).read_text(encoding="utf-8").splitlines()
     return [bytes.fromhex(l) for l in lines if l] if unit == "byte" else [l for l in lines if l]
 
-class GreedyTokenizer:
-    "Downstream use of a vocabulary: words split greedily longest-prefix first, as inside SaGe."
-    def __init__(self, pieces: Sequence, unit: str = "char", splitter: str | Callable = "greedy"):
-        self.pieces, self.unit = list(pieces), unit
+# %% ../../nbs/sage/20_pruning.ipynb #0b7c2121
+class SaGeTokenizer(Tokenizer):
+    "A vocabulary applied word by word as inside SaGe (greedy longest prefix, or `fewest`), behind the tokenizer protocol."
+    kind = "sage"
+    def __init__(self, pieces: Sequence, unit: str = "char", splitter: str = "greedy", name: str = "SaGe"):
+        if unit not in UNITS: raise ValueError(f"unit must be one of {UNITS}, not {unit!r}")
+        if splitter not in SPLITTERS: raise ValueError(f"splitter must be one of {sorted(SPLITTERS)}, not {splitter!r}")
+        piece_type = bytes if unit == "byte" else str
+        if not all(isinstance(p, piece_type) for p in pieces): raise TypeError(f"{unit} units need {piece_type.__name__} pieces")
+        self.pieces, self.unit, self.splitter, self.name = list(pieces), unit, splitter, name
         self.index = {p: i for i, p in enumerate(self.pieces)}
         self.max_len = max(map(len, self.pieces)) if self.pieces else 1
-        self.split_fn = resolve_splitter(splitter)
-        self._cache = {}
+        self.split_fn, self._splits = SPLITTERS[splitter], {}
 
-    def split_word(self, word) -> list:
-        "The pieces of one pretokenized word; a unit (character or byte) outside the vocabulary is a piece of its own."
-        out = self._cache.get(word)
-        if out is None:
-            unknown = sorted({word[i:i + 1] for i in range(len(word))} - self.index.keys())
-            vocab = {**self.index, **{u: -1 - k for k, u in enumerate(unknown)}} if unknown else self.index
-            out = self._cache[word] = [self.pieces[i] if i >= 0 else unknown[-1 - i] for i in self.split_fn(word, vocab, self.max_len)]
-        return out
+    @property
+    def base_vocab_size(self) -> int: return len(self.pieces)
 
-    def encode(self, line: str) -> list:
-        "The pieces of a line of text."
-        return [p for w in pretokenize(line, self.unit) for p in self.split_word(w)]
+    @property
+    def lossless(self) -> bool:
+        "True only for byte units with all 256 single bytes (characters can be `[UNK]`)."
+        return self.unit == "byte" and all(bytes([b]) in self.index for b in range(256))
+
+# %% ../../nbs/sage/20_pruning.ipynb #2d9e4343
+@patch
+def split_word(self: SaGeTokenizer, word) -> list:
+    "The pieces of one pretokenized word (`▁word`, or bytes); a unit outside the vocabulary is a piece of its own."
+    out = self._splits.get(word)
+    if out is None:
+        unknown = sorted({word[i:i + 1] for i in range(len(word))} - self.index.keys())
+        vocab = {**self.index, **{u: -1 - k for k, u in enumerate(unknown)}} if unknown else self.index
+        ids = self.split_fn(word, vocab, self.max_len)
+        out = self._splits[word] = [self.pieces[i] if i >= 0 else unknown[-1 - i] for i in ids]
+    return out
+
+# %% ../../nbs/sage/20_pruning.ipynb #4fb06565
+def char_bounds(word: str, unit: str = "char") -> tuple[list[int], list[int]]:
+    "For each boundary between the units of `▁word` (or `b' ' + word`), the character offset in `word` rounded down and up."
+    if unit == "char":
+        bounds = [0] + list(range(len(word) + 1))
+        return bounds, bounds
+    down, up = [0, 0], [0, 0]
+    for k, ch in enumerate(word):
+        n = len(ch.encode("utf-8", "surrogatepass"))
+        down += [k] * (n - 1) + [k + 1]
+        up += [k + 1] * n
+    return down, up
+
+# %% ../../nbs/sage/20_pruning.ipynb #61d28787
+@patch
+def encode_word(self: SaGeTokenizer, word: str) -> list[tuple]:
+    "(token, id, start, end) of each piece of the word; `[UNK]` for a unit outside the vocabulary, hex for byte pieces."
+    units = WORD_START + word if self.unit == "char" else b" " + word.encode("utf-8", "surrogatepass")
+    down, up = char_bounds(word, self.unit)
+    out, pos = [], 0
+    for piece in self.split_word(units):
+        i, end = self.index.get(piece), pos + len(piece)
+        if i is None: out.append(("[UNK]", self.special_id("[UNK]"), down[pos], up[end]))
+        else: out.append((piece_text(piece), i, down[pos], up[end]))
+        pos = end
+    return out
+
+# %% ../../nbs/sage/20_pruning.ipynb #83f4a9a9
+@patch
+def decode_ids(self: SaGeTokenizer, ids: Sequence) -> str:
+    "The pieces joined: `▁` as a space (characters), or the bytes decoded as UTF-8 with errors replaced."
+    pieces = [self.pieces[int(i)] for i in ids]
+    if self.unit == "byte": return b"".join(pieces).decode("utf-8", errors="replace")
+    return "".join(pieces).replace(WORD_START, " ")
+
+# %% ../../nbs/sage/20_pruning.ipynb #a5b6cbcb
+@patch
+def token_text(self: SaGeTokenizer, token: str) -> str | None:
+    "The text a token stands for, without its word-start mark; None for byte pieces and `[UNK]`."
+    if self.unit == "byte" or token == "[UNK]": return None
+    return token.removeprefix(WORD_START)
+
+# %% ../../nbs/sage/20_pruning.ipynb #c7d8edfd
+@patch
+def config(self: SaGeTokenizer) -> dict:
+    "Pieces (hex for bytes), unit and splitter: what `from_config` needs."
+    return dict(pieces=[piece_text(p) for p in self.pieces], unit=self.unit, splitter=self.splitter)
+
+# %% ../../nbs/sage/20_pruning.ipynb #e9fa0f0f
+@patch(cls_method=True)
+def from_config(cls: SaGeTokenizer, config: dict) -> SaGeTokenizer:
+    "The tokenizer `config` describes."
+    unit = config.get("unit", "char")
+    pieces = [bytes.fromhex(p) for p in config["pieces"]] if unit == "byte" else list(config["pieces"])
+    return cls(pieces, unit, config.get("splitter", "greedy"))
+
+# %% ../../nbs/sage/20_pruning.ipynb #0b1c2131
+@patch
+def line_pieces(self: SaGeTokenizer, line: str) -> list:
+    "The pieces of a line pretokenized as inside SaGe; a unit outside the vocabulary stands for itself (what the analyses count)."
+    return [p for w in pretokenize(line, self.unit) for p in self.split_word(w)]
