@@ -2,24 +2,57 @@
 import json
 import pandas as pd
 import pytest
-from hypothesis import given, strategies as st
-from factorizer_nb.bpe_vs_unigram.analysis import boundaries, boundary_prf, surface_gold
+from hypothesis import assume, given, strategies as st
+from factorizer_nb.bpe_vs_unigram.analysis import boundaries, boundary_prf, surface_gold, word_boundary_scores
 from fixtures import ROOT, needs_data
 
 
-@given(st.lists(st.text(min_size=1, max_size=4), min_size=1, max_size=6))
-def test_boundaries_are_the_cumulative_piece_lengths(pieces):
-    cuts, pos = set(), 0
-    for p in pieces[:-1]: pos += len(p); cuts.add(pos)
-    assert boundaries(pieces) == cuts
+@pytest.mark.parametrize("pieces, expected", [
+    (["un", "break", "able"], {2, 7}),
+    (["un", "believ", "able"], {2, 8}),
+    (["a", "b", "c", "d"], {1, 2, 3}),
+    (["unbreakable"], set()),                # a single piece has no internal boundary
+    ([], set()),
+    (["", "word"], set()),                    # empty pieces add no boundary at either end
+    (["word", ""], set()),
+    (["ab", "", "c"], {2}),
+    (["▁un", "do"], {3}),                     # a marker counts as written ...
+    (["▁", "un", "do"], {1, 3}),
+])
+def test_boundaries_by_hand(pieces, expected):
+    assert boundaries(pieces) == expected
+
+
+def test_word_boundary_scores_ignore_the_word_start_marker():
+    gold = [("undo", {2})]
+    assert word_boundary_scores(lambda w: ["▁un", "do"], gold, lambda w: 1.0)["f1"] == 1.0       # ... unless the caller strips it
+    assert word_boundary_scores(lambda w: ["▁", "un", "do"], gold, lambda w: 1.0)["f1"] == 1.0
+    assert word_boundary_scores(lambda w: ["▁u", "ndo"], gold, lambda w: 1.0)["f1"] == 0.0
+
+
+@given(st.lists(st.text(min_size=0, max_size=4), max_size=6))
+def test_boundaries_cut_the_word_back_into_its_pieces(pieces):
+    word, cuts = "".join(pieces), sorted(boundaries(pieces))
+    assert all(0 < b < len(word) for b in cuts)
+    assert [word[a:b] for a, b in zip([0] + cuts, cuts + [len(word)])] == ([p for p in pieces if p] or [""])
+
+
+def test_prf_by_hand():
+    assert boundary_prf([({2, 8}, {2}, 1.0)]) == pytest.approx(dict(precision=0.5, recall=1.0, f1=2 / 3))
+    assert boundary_prf([({2}, {2, 8}, 3.0), ({1}, {4}, 1.0)]) == pytest.approx(dict(precision=0.75, recall=3 / 7, f1=6 / 11))
+    assert boundary_prf([]) == dict(precision=0.0, recall=0.0, f1=0.0)
 
 
 @given(st.lists(st.tuples(st.sets(st.integers(1, 9)), st.sets(st.integers(1, 9)), st.floats(0.1, 10)), min_size=1, max_size=5))
-def test_prf_bounds_and_perfect_match(items):
+def test_prf_bounds(items):
     s = boundary_prf(items)
     assert all(0.0 <= s[k] <= 1.0 for k in s)
-    perfect = boundary_prf([(g, g, w) for _, g, w in items])
-    if any(g for _, g, _ in items): assert perfect == dict(precision=1.0, recall=1.0, f1=1.0)
+
+
+@given(st.lists(st.tuples(st.sets(st.integers(1, 9)), st.floats(0.1, 10)), min_size=1, max_size=5))
+def test_prf_perfect_match(items):
+    assume(any(g for g, _ in items))
+    assert boundary_prf([(g, g, w) for g, w in items]) == dict(precision=1.0, recall=1.0, f1=1.0)
 
 
 def test_canonical_entries_that_do_not_concatenate_are_not_scored():

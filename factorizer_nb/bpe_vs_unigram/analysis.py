@@ -4,12 +4,9 @@
 
 # %% ../../nbs/bpe_vs_unigram/30_analysis.ipynb #5bfd019f
 from __future__ import annotations
-import math, tempfile
 from collections import Counter
-from pathlib import Path
 from typing import Callable, Iterable, Sequence
 import pandas as pd
-from ..core.baselines import spm_train, train_spm_on_text
 
 # %% auto #0
 __all__ = ['units_per_word', 'frequency_difference', 'boundaries', 'boundary_prf', 'surface_gold', 'word_boundary_scores',
@@ -34,7 +31,7 @@ def frequency_difference(counts_a: Counter, counts_b: Counter, k: int = 10, name
 
 # %% ../../nbs/bpe_vs_unigram/30_analysis.ipynb #5a180580
 def boundaries(pieces: Sequence[str]) -> set[int]:
-    "Internal boundary offsets of a segmentation given as its pieces."
+    "Internal boundary offsets of a segmentation given as its pieces (characters counted as written, `▁` included)."
     out, pos = set(), 0
     for p in pieces[:-1]:
         pos += len(p)
@@ -42,6 +39,7 @@ def boundaries(pieces: Sequence[str]) -> set[int]:
     total = pos + (len(pieces[-1]) if pieces else 0)
     return {b for b in out if 0 < b < total}
 
+# %% ../../nbs/bpe_vs_unigram/30_analysis.ipynb #9d2c4e71
 def boundary_prf(items: Iterable[tuple[set[int], set[int], float]]) -> dict[str, float]:
     "Weighted precision, recall and F1 of predicted vs gold boundary sets: items of (predicted, gold, weight)."
     tp = fp = fn = 0.0
@@ -62,8 +60,9 @@ def surface_gold(entries: Iterable[tuple[str, list[str]]], min_morphs: int = 2) 
         kept.append((word, boundaries(morphs))); stats["kept"] += 1
     return kept, dict(stats)
 
+# %% ../../nbs/bpe_vs_unigram/30_analysis.ipynb #6b3f0d85
 def word_boundary_scores(split: Callable[[str], list[str]], gold: Sequence[tuple[str, set[int]]], weight: Callable[[str], float]) -> dict:
-    "Frequency-weighted boundary P/R/F1 of a word splitter against gold boundaries."
+    "Frequency-weighted boundary P/R/F1 of a word splitter against gold boundaries (a first piece's `▁` is not counted)."
     items = [(boundaries([p.lstrip("▁") if i == 0 else p for i, p in enumerate(split(w))]), g, weight(w)) for w, g in gold]
     return dict(boundary_prf(items), words=len(items), weighted_words=sum(1 for *_, w in items if w > 0))
 
