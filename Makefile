@@ -1,6 +1,7 @@
 # factorizer-nb: set-up, the reproduction job, tests and benchmarks.
 #   make reproduce            set up, then run nbs/paper/ with papermill for LANGS (default: en) on PROFILE (default: small)
 #   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest)
+#   make readme               write README.md from nbs/index.ipynb
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -16,15 +17,15 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup reproduce test check-sync bench data lab clean-runs
+.PHONY: setup reproduce test check-sync readme bench data lab clean-runs
 
-setup: $(VENV)/.installed
-
-$(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -e ".[dev]"
-	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "factorizer-nb (python3)" >/dev/null
-	touch $@
+# Reinstalls only when pyproject.toml's content changed (nbdev-export rewrites the file, which would defeat a timestamp).
+setup:
+	@cmp -s pyproject.toml $(VENV)/.installed || { \
+	  $(PYTHON) -m venv $(VENV) && \
+	  $(BIN)/pip install -q -e ".[dev]" && \
+	  $(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "factorizer-nb (python3)" >/dev/null && \
+	  cp pyproject.toml $(VENV)/.installed; }
 
 reproduce: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile $(PROFILE)
@@ -33,11 +34,17 @@ test: setup
 	OMP_NUM_THREADS=1 $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2
 	$(BIN)/python -m pytest -n 2 tests
 
-# CI: the exported library and the notebooks must already be in sync and clean.
+# CI: the exported library, the notebooks and the README must already be in sync and clean.
 check-sync: setup
 	$(BIN)/nbdev-export
 	$(BIN)/nbdev-clean
-	git diff --exit-code -- factorizer_nb nbs pyproject.toml
+	$(BIN)/python -m factorizer_nb.infra.readme
+	git diff --exit-code -- factorizer_nb nbs pyproject.toml README.md
+	test -z "$$(git status --porcelain --untracked-files=normal -- factorizer_nb nbs)"
+
+# README.md is generated from nbs/index.ipynb.
+readme: setup
+	$(BIN)/python -m factorizer_nb.infra.readme
 
 bench: setup
 	$(BIN)/python benchmarks/bench_encode.py

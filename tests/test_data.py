@@ -1,7 +1,7 @@
 "The data layer against the data directory: registry checksums, loaders, refusals."
 import lzma
 import pytest
-from factorizer_nb import data
+from factorizer_nb.core import data
 from fixtures import needs_data
 
 

@@ -85,7 +85,6 @@ def unigram_standin_vocab(counts: Sequence[tuple[str, int]], vocab_size: int, so
     for rank, i in enumerate(ids):
         piece = sp.id_to_piece(i)
         sw = bytes([int(piece[3:5], 16)]).decode("utf-8", "surrogateescape") if sp.is_byte(i) else piece
-        if "\x00" in sw: continue
         lp = byte_logp if sp.is_byte(i) else min(0.0, sp.get_score(i))
         items += [(sw, placeholder_triplet(2 * rank), lp), (sw + EOW, placeholder_triplet(2 * rank + 1), lp)]
     meta = dict(kind="unigram stand-in (sentencepiece unigram LM; placeholder triplets, not a VQ-VAE)",
@@ -155,7 +154,11 @@ def encode_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
 
 # %% ../../nbs/core/06_baselines.ipynb #43505d30
 @patch
-def decode_ids(self: SentencePieceTokenizer, ids) -> str: return self.sp.decode([int(i) for i in ids])
+def decode_ids(self: SentencePieceTokenizer, ids) -> str:
+    "sentencepiece's decoding, keeping the space of a leading word-start mark (which it drops) so that runs join correctly."
+    ids = [int(i) for i in ids]
+    lead = " " if ids and self.sp.id_to_piece(ids[0]).startswith("\u2581") else ""
+    return lead + self.sp.decode(ids)
 
 @patch
 def token_text(self: SentencePieceTokenizer, token: str) -> str | None:

@@ -4,12 +4,13 @@
 
 # %% ../../nbs/core/01_protocol.ipynb #2ef120e3
 from __future__ import annotations
-import base64, json, re
+import base64, json, math, re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import import_module
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
+from fastcore.basics import patch
 from .data import atomic_write
 
 # %% auto #0
@@ -93,12 +94,12 @@ class Tokenizer:
     def __repr__(self): return f"{type(self).__name__}({self.name!r}, vocab_size={self.vocab_size})"
 
 # %% ../../nbs/core/01_protocol.ipynb #67be4ded
+@patch
 def _word_tokens(self: Tokenizer, word: str) -> tuple:
     "`encode_word`, through a per-word cache unless the tokenizer samples."
     if self.samples: return tuple(self.encode_word(word))
     if "_word_cache" not in self.__dict__: self._word_cache = lru_cache(maxsize=self.cache_size)(lambda w: tuple(self.encode_word(w)))
     return self._word_cache(word)
-Tokenizer._word_tokens = _word_tokens
 
 def _pieces(text: str, add_special_tokens: bool):
     "(word index, start, piece, is_special) for the whitespace words of `text`, special tokens cut out on request."
@@ -113,7 +114,8 @@ def _pieces(text: str, add_special_tokens: bool):
         if pos < len(word): yield w, start + pos, word[pos:], False
 
 # %% ../../nbs/core/01_protocol.ipynb #83000b39
-def _encode(self: Tokenizer, text: str, add_special_tokens: bool = False) -> Encoding:
+@patch
+def encode(self: Tokenizer, text: str, add_special_tokens: bool = False) -> Encoding:
     "Tokens of `text`: each whitespace word split by the family; `[CLS] … [SEP]` and special tokens in the text if asked."
     if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch for a list of texts")
     ids, toks, offs, wids, scores = [], [], [], [], []
@@ -122,25 +124,34 @@ def _encode(self: Tokenizer, text: str, add_special_tokens: bool = False) -> Enc
     if add_special_tokens: special("[CLS]", 0, 0)
     for w, start, piece, is_special in _pieces(text, add_special_tokens):
         if is_special: special(piece, start, start + len(piece)); continue
-        for tok, i, a, b, *score in self._word_tokens(piece):
-            ids.append(i); toks.append(tok); offs.append((start + a, start + b)); wids.append(w); scores += score
+        word = self._word_tokens(piece) or (("[UNK]", self.special_id("[UNK]"), 0, len(piece), -math.inf),)
+        for k, (tok, i, a, b, *score) in enumerate(word):
+            if k == 0: a = 0                                      # a word's tokens span all of it, even where a
+            if k == len(word) - 1: b = len(piece)                 # normalizer dropped characters at its edges
+            ids.append(i); toks.append(tok); offs.append((start + a, start + b)); wids.append(w); scores += score[:1]
     if add_special_tokens: special("[SEP]", len(text), len(text))
     return Encoding(ids, toks, offs, wids, scores=scores if self.has_scores else None)
-Tokenizer.encode = _encode
-Tokenizer.__call__ = _encode
+Tokenizer.__call__ = Tokenizer.encode
 
 # %% ../../nbs/core/01_protocol.ipynb #0dda8345
-def _encode_batch(self: Tokenizer, texts: Sequence[str], add_special_tokens: bool = False, progress: bool = False) -> list[Encoding]:
+@patch
+def encode_batch(self: Tokenizer, texts: Sequence[str], add_special_tokens: bool = False, progress: bool = False) -> list[Encoding]:
     "`encode` of each text, in order (with a tqdm bar if `progress`)."
     if isinstance(texts, str): raise TypeError("encode_batch expects a sequence of str; use encode for one text")
     if progress:
         from tqdm.auto import tqdm
         texts = tqdm(texts, desc=f"encode {self.name}", unit="text")
     return [self.encode(t, add_special_tokens=add_special_tokens) for t in texts]
-Tokenizer.encode_batch = _encode_batch
+
+# %% ../../nbs/core/01_protocol.ipynb #66129a42
+@patch
+def word_pieces(self: Tokenizer, word: str) -> list[str]:
+    "The text each token of one word covers (`''` for a token that covers none, such as a lone word-start mark)."
+    return [word[a:b] for a, b in self.encode(word).offsets]
 
 # %% ../../nbs/core/01_protocol.ipynb #cac8770d
-def _decode(self: Tokenizer, ids: Sequence, skip_special_tokens: bool = True) -> str:
+@patch
+def decode(self: Tokenizer, ids: Sequence, skip_special_tokens: bool = True) -> str:
     "Text of `ids`: runs of ordinary ids decoded by the family, special tokens dropped (or written out), whitespace normalized."
     if isinstance(ids, (str, bytes)): raise TypeError("decode expects a sequence of ids")
     special = {self.special_id(t): t for t in SPECIAL_TOKENS}
@@ -153,12 +164,11 @@ def _decode(self: Tokenizer, ids: Sequence, skip_special_tokens: bool = True) ->
         else: run.append(i)
     if run: parts.append(self.decode_ids(run))
     return " ".join("".join(parts).split())
-Tokenizer.decode = _decode
 
-def _decode_batch(self: Tokenizer, batch: Sequence[Sequence], skip_special_tokens: bool = True) -> list[str]:
+@patch
+def decode_batch(self: Tokenizer, batch: Sequence[Sequence], skip_special_tokens: bool = True) -> list[str]:
     "`decode` of each id sequence."
     return [self.decode(ids, skip_special_tokens) for ids in batch]
-Tokenizer.decode_batch = _decode_batch
 
 # %% ../../nbs/core/01_protocol.ipynb #b8f5f7b0
 TOKENIZER_FORMAT = "factorizer-nb tokenizer"
@@ -179,18 +189,18 @@ def tokenizer_class(kind: str) -> type:
     return getattr(import_module(module), name)
 
 # %% ../../nbs/core/01_protocol.ipynb #c986d196
-def _save(self: Tokenizer, path: str | Path) -> Path:
+@patch
+def save(self: Tokenizer, path: str | Path) -> Path:
     "Write the tokenizer (kind, name, settings, model) as one JSON file."
     doc = dict(format=TOKENIZER_FORMAT, version=1, kind=self.kind, name=self.name, config=self.config())
     return atomic_write(path, lambda t: t.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8"))
-Tokenizer.save = _save
 
-def _from_file(cls, path: str | Path) -> Tokenizer:
+@patch(cls_method=True)
+def from_file(cls: Tokenizer, path: str | Path) -> Tokenizer:
     "The tokenizer saved at `path` (its class must match `cls`, unless `cls` is `Tokenizer`)."
     tok = load_tokenizer(path)
     if cls is not Tokenizer and not isinstance(tok, cls): raise TypeError(f"{path} holds a {type(tok).__name__}, not a {cls.__name__}")
     return tok
-Tokenizer.from_file = classmethod(_from_file)
 
 # %% ../../nbs/core/01_protocol.ipynb #8b34ab26
 def load_tokenizer(path: str | Path) -> Tokenizer:

@@ -8,12 +8,13 @@ import json, math
 from pathlib import Path
 from typing import Iterable, Iterator
 import dawg
+from fastcore.basics import patch
 from .data import atomic_write
 
 # %% auto #0
 __all__ = ['NUM_CODEBOOKS', 'CODEBOOK_SIZE', 'FORMAT_MAGIC', 'FORMAT_VERSION', 'RECORD_FORMAT', 'AUTHORS_RECORD_FORMAT',
-           'PAYLOAD_SEPARATOR', 'escape_bytes', 'unescape_key', 'subword_bytes', 'bytes_subword', 'triplet_to_flat',
-           'flat_to_triplet', 'Vocabulary', 'VocabularyFormatError', 'write_authors_dawg']
+           'PAYLOAD_SEPARATOR', 'NUL_KEY', 'escape_bytes', 'unescape_key', 'subword_bytes', 'bytes_subword',
+           'triplet_to_flat', 'flat_to_triplet', 'Vocabulary', 'VocabularyFormatError', 'write_authors_dawg']
 
 # %% ../../nbs/core/02_vocab.ipynb #19e88124
 NUM_CODEBOOKS, CODEBOOK_SIZE = 3, 256
@@ -23,15 +24,18 @@ RECORD_FORMAT = "<dBBB"          # ours: float64 log p, then r, g, b
 AUTHORS_RECORD_FORMAT = "fBBB"   # authors' v1.0.0 files: float32 score, then r, g, b
 PAYLOAD_SEPARATOR = b"\xff"      # never occurs in valid UTF-8
 
+NUL_KEY = "\u0100"                # a DAWG key cannot hold NUL; this character stands for byte 0x00 (outside every other escape)
+
 def _escape_char(b: int) -> str:
+    if b == 0: return NUL_KEY
     return chr(b) if b < 0x80 else bytes([0xC0 | (b >> 3), 0x80 | (b & 7)]).decode("utf-8")
 
 _ESCAPE = {b: _escape_char(b) for b in range(256)}              # byte -> one character
 _UNESCAPE = {ord(c): b for b, c in _ESCAPE.items()}              # character -> byte
-_ESCAPE_TABLE = str.maketrans({chr(b): c for b, c in _ESCAPE.items() if b >= 0x80})
+_ESCAPE_TABLE = str.maketrans({chr(b): c for b, c in _ESCAPE.items() if c != chr(b)})
 
 def escape_bytes(b: bytes) -> str:
-    "DAWG key of a byte string: one character per byte, bytes >= 0x80 escaped."
+    "DAWG key of a byte string: one character per byte, NUL and bytes >= 0x80 escaped."
     return b.decode("latin-1").translate(_ESCAPE_TABLE)
 
 def unescape_key(key: str) -> bytes:
@@ -59,7 +63,6 @@ def flat_to_triplet(i):
 # %% ../../nbs/core/02_vocab.ipynb #a95c3363
 def _check_item(subword, triplet, logp) -> tuple[str, tuple[int, int, int], float]:
     if not isinstance(subword, str) or not subword: raise ValueError(f"subword must be a non-empty str, got {subword!r}")
-    if "\x00" in subword: raise ValueError(f"subword {subword!r} contains NUL, which a DAWG key cannot hold")
     try: t = tuple(int(i) for i in triplet)
     except TypeError: raise ValueError(f"triplet of {subword!r} must be 3 integers, got {triplet!r}") from None
     if len(t) != NUM_CODEBOOKS or not all(0 <= i < CODEBOOK_SIZE for i in t):
@@ -112,19 +115,20 @@ class Vocabulary:
 class VocabularyFormatError(ValueError):
     "A file that is neither a factorizer-nb vocabulary nor an authors' `fBBB` DAWG."
 
-def _save(self: Vocabulary, path: str | Path, meta: dict | None = None) -> Path:
+@patch
+def save(self: Vocabulary, path: str | Path, meta: dict | None = None) -> Path:
     "Write the vocabulary in the factorizer-nb format (magic, JSON header with `meta` or the vocabulary's own, DAWG bytes)."
     path = Path(path)
     header = dict(format_version=FORMAT_VERSION, record_format=RECORD_FORMAT, size=len(self), meta=self.meta if meta is None else meta)
     return atomic_write(path, lambda t: t.write_bytes(FORMAT_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n" + self.dawg.tobytes()))
-Vocabulary.save = _save
 
 def _from_dawg(d, meta: dict, path) -> Vocabulary:
     try: items = [(bytes_subword(unescape_key(k)), rec[1:], rec[0]) for k, rec in d.iteritems()]
     except Exception as e: raise VocabularyFormatError(f"{path}: the DAWG's records cannot be read as (score, r, g, b): {e}") from e
     return Vocabulary(items, meta)
 
-def _load(cls, path: str | Path) -> Vocabulary:
+@patch(cls_method=True)
+def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
     "Read a vocabulary in the factorizer-nb format or the authors' released `fBBB` DAWG."
     path = Path(path)
     if not path.is_file(): raise FileNotFoundError(f"No vocabulary file at {path}")
@@ -144,7 +148,6 @@ def _load(cls, path: str | Path) -> Vocabulary:
     if data.startswith(FORMAT_MAGIC) and len(vocab) != header.get("size"):
         raise VocabularyFormatError(f"{path}: header says {header.get('size')} subwords, file holds {len(vocab)} (truncated?)")
     return vocab
-Vocabulary.load = classmethod(_load)
 
 # %% ../../nbs/core/02_vocab.ipynb #3f77b8ad
 def write_authors_dawg(items: Iterable[tuple[str, tuple[int, int, int], float]], path: str | Path) -> Path:
