@@ -11,7 +11,7 @@ from typing import Sequence
 from fastcore.basics import patch
 from .data import BOW, EOW, BOW_BYTES, EOW_BYTES, marked_bytes
 from .protocol import Tokenizer, Encoding, SPECIAL_TOKENS, NUM_SPECIAL
-from .vocab import Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword
+from .vocab import Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword, has_stray_bytes
 from .search import shortest_split
 
 # %% auto #0
@@ -144,7 +144,7 @@ def lossless(self: Factorizer) -> bool:
 @patch
 def token_text(self: Factorizer, token: str) -> str | None:
     "The characters a subword stands for (markers removed), or None for `[UNK]` and cut characters."
-    if token in SPECIAL_IDS or any(0xDC80 <= ord(c) <= 0xDCFF for c in token): return None
+    if token in SPECIAL_IDS or has_stray_bytes(token): return None
     return token.removeprefix(BOW).removesuffix(EOW)
 
 @patch

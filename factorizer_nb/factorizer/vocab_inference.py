@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from .training import load_checkpoint
-from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, flat_to_triplet
+from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, flat_to_triplet, has_stray_bytes
 from .vqvae import END_TOKEN, MAX_TOKENS, PAD_TOKEN, FactorizerVQVAE, tokens_subword
 
 # %% auto #0
@@ -71,7 +71,7 @@ def build_vocabulary(triplets: torch.Tensor, seqs: list[list[int]], logp: torch.
         if not finished[i]: stats["unterminated"] += 1; continue
         sw = tokens_subword(seq)
         if sw is None: stats["malformed"] += 1; continue
-        if any(0xDC80 <= ord(c) <= 0xDCFF for c in sw): stats["invalid_utf8"] += 1
+        if has_stray_bytes(sw): stats["invalid_utf8"] += 1
         score = float(logp[i]) + (float(log_prior[i]) if log_prior is not None else 0.0)
         items.append((sw, tuple(triplets[i].tolist()), min(score, 0.0)))
     vocab = Vocabulary(items, dict(meta or {}, stats=stats))                # keeps each subword's best-scoring triplet

@@ -9,12 +9,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 import torch.distributed as dist
+from fastcore.basics import patch
 from ..core.data import BOW_BYTES, EOW_BYTES
 from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, bytes_subword
 
 # %% auto #0
 __all__ = ['BOW_TOKEN', 'EOW_TOKEN', 'END_TOKEN', 'PAD_TOKEN', 'PRIOR_TOKENS', 'NUM_TOKENS', 'MAX_BYTES', 'MAX_TOKENS',
-           'word_tokens', 'tokens_subword', 'GEGLU', 'Block', 'EMACodebook', 'FactorizerVQVAE']
+           'word_tokens', 'tokens_subword', 'GEGLU', 'Block', 'EMACodebook', 'random_latents', 'FactorizerVQVAE']
 
 # %% ../../nbs/factorizer/10_vqvae.ipynb #e22f1a26
 BOW_TOKEN, EOW_TOKEN, END_TOKEN, PAD_TOKEN = 256, 257, 258, 259
@@ -67,7 +68,7 @@ class Block(nn.Module):
         x = x + self.drop(self.out(a.transpose(1, 2).reshape(B, T, d)))
         return x + self.drop(self.ff(self.norm2(x))), (k, v)
 
-# %% ../../nbs/factorizer/10_vqvae.ipynb #a7d0c196
+# %% ../../nbs/factorizer/10_vqvae.ipynb #a386c763
 class EMACodebook(nn.Module):
     "One codebook of `codebook_size` vectors, updated as an exponential moving average of its latents."
     def __init__(self, dim: int, codebook_size: int = CODEBOOK_SIZE, decay: float = 0.96, c_min: float = 0.01, eps: float = 1e-5):
@@ -88,37 +89,39 @@ class EMACodebook(nn.Module):
         commit = (e - q.detach()).pow(2).mean(-1)
         return e + (q - e).detach(), idx, commit
 
-    @staticmethod
-    def _random_latents(e, n, generator, distributed):
-        "n latents drawn from the batch (rank 0's draw on every process)."
-        new = e[torch.randint(0, e.shape[0], (n,), generator=generator, device="cpu").to(e.device)]
-        if distributed: dist.broadcast(new, 0)
-        return new
+# %% ../../nbs/factorizer/10_vqvae.ipynb #13e1fc15
+def random_latents(e: torch.Tensor, n: int, generator: torch.Generator | None, distributed: bool) -> torch.Tensor:
+    "n latents drawn from the batch (rank 0's draw on every process)."
+    new = e[torch.randint(0, e.shape[0], (n,), generator=generator, device="cpu").to(e.device)]
+    if distributed: dist.broadcast(new, 0)
+    return new
 
-    @torch.no_grad()
-    def ema_update(self, e: torch.Tensor, idx: torch.Tensor, generator: torch.Generator | None = None):
-        "Move the codebook towards the latents `e` [B, d] assigned to it (`idx` [B]); revive unused vectors."
-        e = e.float()
-        distributed = dist.is_available() and dist.is_initialized()
-        if not self.initialized:                                      # data-dependent start: codes on random latents
-            new = self._random_latents(e, self.embed.shape[0], generator, distributed)
-            self.embed.copy_(new); self.embed_sum.copy_(new); self.cluster_size.fill_(1.0); self.initialized.fill_(True)
-            return 0
-        counts = torch.bincount(idx, minlength=self.embed.shape[0]).float()
-        sums = torch.zeros_like(self.embed_sum).index_add_(0, idx, e)
-        if distributed: dist.all_reduce(counts); dist.all_reduce(sums)
-        self.cluster_size.mul_(self.decay).add_(counts, alpha=1 - self.decay)
-        self.embed_sum.mul_(self.decay).add_(sums, alpha=1 - self.decay)
-        n = self.cluster_size.sum()
-        smoothed = (self.cluster_size + self.eps) / (n + self.embed.shape[0] * self.eps) * n   # Laplace smoothing
-        self.embed.copy_(self.embed_sum / smoothed[:, None])
-        dead = self.cluster_size < self.c_min
-        if dead.any():
-            new = self._random_latents(e, int(dead.sum()), generator, distributed)
-            self.embed[dead], self.embed_sum[dead], self.cluster_size[dead] = new, new, 1.0
-        return int(dead.sum())
+# %% ../../nbs/factorizer/10_vqvae.ipynb #aa2ac9f1
+@patch
+@torch.no_grad()
+def ema_update(self: EMACodebook, e: torch.Tensor, idx: torch.Tensor, generator: torch.Generator | None = None):
+    "Move the codebook towards the latents `e` [B, d] assigned to it (`idx` [B]); revive unused vectors."
+    e = e.float()
+    distributed = dist.is_available() and dist.is_initialized()
+    if not self.initialized:                                      # data-dependent start: codes on random latents
+        new = random_latents(e, self.embed.shape[0], generator, distributed)
+        self.embed.copy_(new); self.embed_sum.copy_(new); self.cluster_size.fill_(1.0); self.initialized.fill_(True)
+        return 0
+    counts = torch.bincount(idx, minlength=self.embed.shape[0]).float()
+    sums = torch.zeros_like(self.embed_sum).index_add_(0, idx, e)
+    if distributed: dist.all_reduce(counts); dist.all_reduce(sums)
+    self.cluster_size.mul_(self.decay).add_(counts, alpha=1 - self.decay)
+    self.embed_sum.mul_(self.decay).add_(sums, alpha=1 - self.decay)
+    n = self.cluster_size.sum()
+    smoothed = (self.cluster_size + self.eps) / (n + self.embed.shape[0] * self.eps) * n   # Laplace smoothing
+    self.embed.copy_(self.embed_sum / smoothed[:, None])
+    dead = self.cluster_size < self.c_min
+    if dead.any():
+        new = random_latents(e, int(dead.sum()), generator, distributed)
+        self.embed[dead], self.embed_sum[dead], self.cluster_size[dead] = new, new, 1.0
+    return int(dead.sum())
 
-# %% ../../nbs/factorizer/10_vqvae.ipynb #a20bf469
+# %% ../../nbs/factorizer/10_vqvae.ipynb #528823ef
 class FactorizerVQVAE(nn.Module):
     "Transformer encoder, three EMA codebooks, autoregressive transformer decoder."
     def __init__(self, hidden: int = 256, layers: int = 6, heads: int = 4, intermediate: int = 683, dropout: float = 0.1,
@@ -138,40 +141,48 @@ class FactorizerVQVAE(nn.Module):
         self.head = nn.Linear(hidden, NUM_TOKENS)
         self.register_buffer("prior_ids", torch.tensor(PRIOR_TOKENS), persistent=False)
 
-    def encode(self, tokens: torch.Tensor) -> torch.Tensor:
-        "tokens: [B, T] (PAD-padded) -> latents e(w): [B, 3, d]."
-        B, T = tokens.shape
-        x = torch.cat([self.prior_ids.expand(B, -1), tokens], 1)                        # [B, 3 + T]
-        h = self.embed(x) + self.pos_enc(torch.arange(x.shape[1], device=x.device))
-        keep = x != PAD_TOKEN
-        for blk in self.encoder: h, _ = blk(h, key_mask=keep)
-        return self.enc_norm(h)[:, :NUM_CODEBOOKS]
+# %% ../../nbs/factorizer/10_vqvae.ipynb #9432039a
+@patch
+def encode(self: FactorizerVQVAE, tokens: torch.Tensor) -> torch.Tensor:
+    "tokens: [B, T] (PAD-padded) -> latents e(w): [B, 3, d]."
+    B, T = tokens.shape
+    x = torch.cat([self.prior_ids.expand(B, -1), tokens], 1)                        # [B, 3 + T]
+    h = self.embed(x) + self.pos_enc(torch.arange(x.shape[1], device=x.device))
+    keep = x != PAD_TOKEN
+    for blk in self.encoder: h, _ = blk(h, key_mask=keep)
+    return self.enc_norm(h)[:, :NUM_CODEBOOKS]
 
-    def quantize(self, e: torch.Tensor):
-        "e: [B, 3, d] -> (quantized [B, 3, d], indices [B, 3], commitment [B])."
-        outs = [cb(e[:, k]) for k, cb in enumerate(self.codebooks)]
-        return (torch.stack([o[0] for o in outs], 1), torch.stack([o[1] for o in outs], 1),
-                torch.stack([o[2] for o in outs], 1).mean(1))
+# %% ../../nbs/factorizer/10_vqvae.ipynb #a0fd4dea
+@patch
+def quantize(self: FactorizerVQVAE, e: torch.Tensor):
+    "e: [B, 3, d] -> (quantized [B, 3, d], indices [B, 3], commitment [B])."
+    outs = [cb(e[:, k]) for k, cb in enumerate(self.codebooks)]
+    return (torch.stack([o[0] for o in outs], 1), torch.stack([o[1] for o in outs], 1),
+            torch.stack([o[2] for o in outs], 1).mean(1))
 
-    def decoder_states(self, z: torch.Tensor, tokens: torch.Tensor | None = None, cache=None, start: int = 0):
-        "Decoder over [z_r, z_g, z_b, tokens] (or the continuation of a cached prefix) -> (logits, new cache)."
-        parts = ([z] if z is not None else []) + ([self.embed(tokens)] if tokens is not None and tokens.numel() else [])
-        h = torch.cat(parts, 1)
-        h = h + self.pos_dec(torch.arange(start, start + h.shape[1], device=h.device))
-        new_cache = []
-        for i, blk in enumerate(self.decoder):
-            h, kv = blk(h, causal=True, cache=None if cache is None else cache[i])
-            new_cache.append(kv)
-        return self.head(self.dec_norm(h)), new_cache
+# %% ../../nbs/factorizer/10_vqvae.ipynb #61f9ecce
+@patch
+def decoder_states(self: FactorizerVQVAE, z: torch.Tensor, tokens: torch.Tensor | None = None, cache=None, start: int = 0):
+    "Decoder over [z_r, z_g, z_b, tokens] (or the continuation of a cached prefix) -> (logits, new cache)."
+    parts = ([z] if z is not None else []) + ([self.embed(tokens)] if tokens is not None and tokens.numel() else [])
+    h = torch.cat(parts, 1)
+    h = h + self.pos_dec(torch.arange(start, start + h.shape[1], device=h.device))
+    new_cache = []
+    for i, blk in enumerate(self.decoder):
+        h, kv = blk(h, causal=True, cache=None if cache is None else cache[i])
+        new_cache.append(kv)
+    return self.head(self.dec_norm(h)), new_cache
 
-    def forward(self, tokens: torch.Tensor) -> dict:
-        "tokens: [B, T] PAD-padded -> per-sample reconstruction NLL [B] (nats), commitment [B], indices [B, 3], latents."
-        e = self.encode(tokens)
-        z, idx, commit = self.quantize(e)
-        logits, _ = self.decoder_states(z, tokens)                                    # [B, 3 + T, V]
-        logits = logits[:, NUM_CODEBOOKS - 1:]                                         # predicts t1 … tn, END: [B, T + 1, V]
-        lengths = (tokens != PAD_TOKEN).sum(1)
-        target = F.pad(tokens, (0, 1), value=PAD_TOKEN).clone()
-        target[torch.arange(len(tokens)), lengths] = END_TOKEN
-        nll = F.cross_entropy(logits.float().transpose(1, 2), target, ignore_index=PAD_TOKEN, reduction="none").sum(1)
-        return dict(nll=nll, commit=commit, indices=idx, latents=e)
+# %% ../../nbs/factorizer/10_vqvae.ipynb #f11e741f
+@patch
+def forward(self: FactorizerVQVAE, tokens: torch.Tensor) -> dict:
+    "tokens: [B, T] PAD-padded -> per-sample reconstruction NLL [B] (nats), commitment [B], indices [B, 3], latents."
+    e = self.encode(tokens)
+    z, idx, commit = self.quantize(e)
+    logits, _ = self.decoder_states(z, tokens)                                    # [B, 3 + T, V]
+    logits = logits[:, NUM_CODEBOOKS - 1:]                                         # predicts t1 … tn, END: [B, T + 1, V]
+    lengths = (tokens != PAD_TOKEN).sum(1)
+    target = F.pad(tokens, (0, 1), value=PAD_TOKEN).clone()
+    target[torch.arange(len(tokens)), lengths] = END_TOKEN
+    nll = F.cross_entropy(logits.float().transpose(1, 2), target, ignore_index=PAD_TOKEN, reduction="none").sum(1)
+    return dict(nll=nll, commit=commit, indices=idx, latents=e)
