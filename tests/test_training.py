@@ -22,6 +22,8 @@ def test_torchrun_two_cpu_processes(tmp_path):
     assert int(st["prior"][1].sum()) == S["vq_steps"] * S["vq_batch_size"]      # both processes' triplets counted
     assert all(torch.isfinite(t).all() for t in st["model"].values())
     assert st["settings"] == VQConfig.from_settings(S).to_settings()
+    rows = (tmp_path / "train_log.csv").read_text().splitlines()               # one log, written by rank 0 only
+    assert rows[0].startswith("step,") and [int(r.split(",")[0]) for r in rows[1:]] == list(range(1, S["vq_steps"] + 1))
 
 
 def test_resumed_run_matches_uninterrupted_run(tmp_path):

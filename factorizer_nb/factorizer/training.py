@@ -304,12 +304,13 @@ def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, cfg: VQConfig 
     ckpt_path, log_path = out_dir / "checkpoint.pt", out_dir / "train_log.csv"
     st, sampler = new_state(cfg, device), WordSampler(counts)
     if ckpt_path.exists():
-        restore_state(ckpt_path, st); _truncate_log(log_path, st.step)
+        restore_state(ckpt_path, st)
+        if rank == 0: _truncate_log(log_path, st.step)
         log.info("resumed from %s at step %d", ckpt_path, st.step)
     net = DistributedDataParallel(st.model, broadcast_buffers=False) if world > 1 else st.model
     end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
     bar = tqdm(total=cfg.steps, initial=st.step, disable=not progress or rank != 0, desc="vq-vae", unit="step")
-    with open(log_path, "a", newline="") as log_file, bar:
+    with open(log_path if rank == 0 else os.devnull, "a", newline="") as log_file, bar:   # one log, written by rank 0
         writer = csv.writer(log_file)
         if st.step == 0: writer.writerow(LOG_COLUMNS)
         st.model.train()
