@@ -119,6 +119,14 @@ def test_round_trip(tok, text):
     else: assert isinstance(tok.decode(enc.ids), str)
 
 
+@pytest.mark.parametrize("text", TEXTS + [COVERED, "tokenization"])
+def test_word_pieces(tok, text):
+    "One piece per token, joining back to the text (what boundary measures need)."
+    if tok.samples: pytest.skip("sampling tokenizers give a new split per call")
+    pieces = tok.word_pieces(text)
+    assert "".join(pieces) == text.lstrip() and len(pieces) == len(tok.encode(text))
+
+
 def test_declared_lossless(request):
     for name in ADAPTERS: assert _make(name).lossless == (name in LOSSLESS), name
 

@@ -2,6 +2,7 @@
 import os, subprocess, sys
 import pytest
 import torch
+from hypothesis import given, settings, strategies as st
 from factorizer_nb.core.data import load_settings, word_counts
 from factorizer_nb.factorizer.training import VQConfig, load_checkpoint, train
 from factorizer_nb.core.vocab import Vocabulary, has_stray_bytes
@@ -51,8 +52,28 @@ def tiny_vocab(tmp_path_factory):
 def test_inferred_vocabulary_statistics_add_up(tiny_vocab):
     (vocab, stats), _ = tiny_vocab
     assert stats["vocab_size"] == len(vocab) > 0
-    assert stats["vocab_size"] + stats["duplicates"] + stats["unterminated"] + stats["malformed"] == stats["triplets_used"]
+    decoded = stats["vocab_size"] - stats["byte_fallback_added"]
+    assert decoded + stats["duplicates"] + stats["unterminated"] + stats["malformed"] == stats["triplets_used"]
+    assert len({t for _, t, _ in vocab.items()}) == len(vocab)                   # the fallback reuses no triplet
     assert all(lp <= 0 for _, _, lp in vocab.items())
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="⸥⸤"), max_size=30)   # the word marks: see #9
+       | st.lists(st.sampled_from(["👩‍👩‍👧", "e\u0301", "שלום", "日本語", "\x00", "\x1b[0m", "\u200d", "🇳🇴", "CAPS", "ǅ"]), max_size=6).map(" ".join))
+def test_tiny_model_never_gives_unk(tiny_vocab, text):
+    "With the byte fallback, any text splits without [UNK], decodes back and its offsets slice the input."
+    (vocab, _), _ = tiny_vocab
+    fz = _tiny_tokenizer(vocab)
+    enc = fz.encode(text)
+    assert UNK not in enc.tokens and fz.decode(enc.ids) == " ".join(text.split())
+    for tok, (s, e) in zip(enc.tokens, enc.offsets):
+        if not has_stray_bytes(tok): assert text[s:e] == tok.strip("⸥⸤")
+
+
+_TOKENIZERS = {}
+def _tiny_tokenizer(vocab):
+    return _TOKENIZERS.setdefault(id(vocab), Factorizer(vocab))
 
 
 def test_inferred_vocabulary_drives_the_tokenizer(tiny_vocab, tmp_path):

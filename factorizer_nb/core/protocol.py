@@ -146,8 +146,9 @@ def encode_batch(self: Tokenizer, texts: Sequence[str], add_special_tokens: bool
 # %% ../../nbs/core/01_protocol.ipynb #66129a42
 @patch
 def word_pieces(self: Tokenizer, word: str) -> list[str]:
-    "The text each token of one word covers (`''` for a token that covers none, such as a lone word-start mark)."
-    return [word[a:b] for a, b in self.encode(word).offsets]
+    "`word` cut where each token starts: one piece per token, joining back to `word` (`''` for a token starting where the next does)."
+    starts = [a for a, _ in self.encode(word).offsets]
+    return [word[a:b] for a, b in zip(starts, starts[1:] + [len(word)])]
 
 # %% ../../nbs/core/01_protocol.ipynb #cac8770d
 @patch

@@ -14,8 +14,8 @@ from .data import atomic_write
 # %% auto #0
 __all__ = ['NUM_CODEBOOKS', 'CODEBOOK_SIZE', 'FORMAT_MAGIC', 'FORMAT_VERSION', 'RECORD_FORMAT', 'AUTHORS_RECORD_FORMAT',
            'PAYLOAD_SEPARATOR', 'NUL_KEY', 'escape_bytes', 'unescape_key', 'subword_bytes', 'bytes_subword',
-           'has_stray_bytes', 'triplet_to_flat', 'flat_to_triplet', 'Vocabulary', 'VocabularyFormatError',
-           'write_authors_dawg']
+           'has_stray_bytes', 'display_subword', 'triplet_to_flat', 'flat_to_triplet', 'Vocabulary',
+           'VocabularyFormatError', 'write_authors_dawg']
 
 # %% ../../nbs/core/02_vocab.ipynb #19e88124
 NUM_CODEBOOKS, CODEBOOK_SIZE = 3, 256
@@ -55,6 +55,10 @@ def bytes_subword(b: bytes) -> str:
 def has_stray_bytes(subword: str) -> bool:
     "True if the subword holds a byte that is not part of a whole UTF-8 character (a surrogate escape)."
     return any(0xDC80 <= ord(c) <= 0xDCFF for c in subword)
+
+def display_subword(subword: str) -> str:
+    "A subword as writable text: each stray byte as `<0xHH>` (sentencepiece's notation), everything else as is."
+    return "".join(f"<0x{ord(c) - 0xDC00:02X}>" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in subword)
 
 # %% ../../nbs/core/02_vocab.ipynb #c5d097c2
 def triplet_to_flat(r, g, b):

@@ -9,11 +9,14 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from .training import load_checkpoint
-from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, flat_to_triplet, has_stray_bytes
-from .vqvae import END_TOKEN, MAX_TOKENS, PAD_TOKEN, FactorizerVQVAE, tokens_subword
+from ..core.data import BOW_BYTES, EOW_BYTES
+from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet, has_stray_bytes
+from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, FactorizerVQVAE,
+                                            tokens_subword)
 
 # %% auto #0
-__all__ = ['load_vqvae', 'prior_triplets', 'greedy_decode', 'build_vocabulary', 'infer_vocabulary']
+__all__ = ['load_vqvae', 'prior_triplets', 'greedy_decode', 'build_vocabulary', 'code_vectors', 'fallback_subwords',
+           'best_triplets', 'add_byte_fallback', 'infer_vocabulary']
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #c6761621
 def load_vqvae(checkpoint: str | Path, use_ema: bool = True, device: str | torch.device = "cpu") -> tuple[FactorizerVQVAE, dict]:
@@ -42,8 +45,7 @@ def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: in
     seqs, logps, done_all = [], [], []
     for s in tqdm(range(0, len(triplets), batch_size), disable=not progress, desc="decode", unit="batch"):
         trip = triplets[s:s + batch_size].to(device)
-        z = torch.stack([cb.embed[trip[:, k]] for k, cb in enumerate(model.codebooks)], 1)    # [B, 3, d]
-        logits, cache = model.decoder_states(z)
+        logits, cache = model.decoder_states(code_vectors(model, trip))                     # after z: [B, 3, V]
         B = len(trip)
         out = torch.full((B, max_tokens + 1), PAD_TOKEN, dtype=torch.long, device=device)
         logp = torch.zeros(B, dtype=torch.float64, device=device)
@@ -78,12 +80,69 @@ def build_vocabulary(triplets: torch.Tensor, seqs: list[list[int]], logp: torch.
     stats.update(duplicates=len(items) - len(vocab), vocab_size=len(vocab))
     return vocab, stats
 
-def infer_vocabulary(checkpoint: str | Path, add_log_prior: bool = False, batch_size: int = 4096, device="cpu",
-                     progress: bool = True) -> tuple[Vocabulary, dict]:
+# %% ../../nbs/factorizer/12_vocab_inference.ipynb #817ffab5
+def code_vectors(model: FactorizerVQVAE, triplets: torch.Tensor) -> torch.Tensor:
+    "The quantized vectors of triplets [B, 3]: [B, 3, d]."
+    return torch.stack([cb.embed[triplets[:, k]] for k, cb in enumerate(model.codebooks)], 1)
+
+# %% ../../nbs/factorizer/12_vocab_inference.ipynb #c8bb1fa1
+def fallback_subwords() -> dict[str, int]:
+    "The subwords that give every byte string a split (the word marks and all 256 single bytes), each with its model token."
+    out = {bytes_subword(BOW_BYTES): BOW_TOKEN, bytes_subword(EOW_BYTES): EOW_TOKEN}
+    out.update({bytes_subword(bytes([b])): b for b in range(256)})
+    return out
+
+# %% ../../nbs/factorizer/12_vocab_inference.ipynb #6b6ba79a
+@torch.no_grad()
+def best_triplets(model: FactorizerVQVAE, triplets: torch.Tensor, tokens: list[int], log_prior: torch.Tensor | None = None,
+                  taken: set[int] = frozenset(), batch_size: int = 4096, chunk: int = 256) -> list[tuple[int, float]]:
+    "For each model token t in turn, (row of `triplets`, score) maximizing log p(t, END | z) [+ log p(z)] exactly over rows not yet `taken`."
+    free = torch.ones(len(triplets), dtype=torch.bool); free[list(taken)] = False
+    if int(free.sum()) < len(tokens): raise ValueError(f"{len(tokens)} tokens need distinct triplets but only {int(free.sum())} used triplets are free")
+    device, first = next(model.parameters()).device, []
+    for s in range(0, len(triplets), batch_size):
+        logits, _ = model.decoder_states(code_vectors(model, triplets[s:s + batch_size].to(device)))     # [B, 3, V]
+        first.append(F.log_softmax(logits[:, -1].float(), -1)[:, tokens].double().cpu())             # [B, M] log p(t|z)
+    bound = torch.cat(first) + (log_prior.double()[:, None] if log_prior is not None else 0.0)     # >= log p(t, END|z) [+ log p(z)]
+    order = torch.sort(bound, dim=0, descending=True, stable=True).indices                          # [N, M]
+    out = []
+    for j, t in enumerate(tokens):
+        cand, best = order[:, j][free[order[:, j]]], (-1, -math.inf)
+        for s in range(0, len(cand), chunk):
+            rows = cand[s:s + chunk]
+            if bound[rows[0], j] <= best[1]: break                                                # nothing left can win
+            _, cache = model.decoder_states(code_vectors(model, triplets[rows].to(device)))
+            logits, _ = model.decoder_states(None, torch.full((len(rows), 1), t, device=device), cache=cache, start=NUM_CODEBOOKS)
+            score = bound[rows, j] + F.log_softmax(logits[:, -1].float(), -1)[:, END_TOKEN].double().cpu()
+            k = int(score.argmax())
+            if score[k] > best[1]: best = (int(rows[k]), float(score[k]))
+        out.append(best); free[best[0]] = False                                                   # one subword per triplet
+    return out
+
+# %% ../../nbs/factorizer/12_vocab_inference.ipynb #6550e116
+def add_byte_fallback(vocab: Vocabulary, model: FactorizerVQVAE, triplets: torch.Tensor, log_prior: torch.Tensor | None = None,
+                      batch_size: int = 4096) -> tuple[Vocabulary, int]:
+    "The vocabulary with each missing fallback subword under its best triplet from the model; and how many were added."
+    missing = {w: t for w, t in fallback_subwords().items() if w not in vocab}
+    if not missing: return vocab, 0
+    claimed = {t for _, t, _ in vocab.items()}                           # a triplet decodes to one subword only
+    taken = {i for i, t in enumerate(map(tuple, triplets.tolist())) if t in claimed}
+    best = best_triplets(model, triplets, list(missing.values()), log_prior, taken, batch_size)
+    extra = [(w, tuple(triplets[i].tolist()), min(score, 0.0)) for w, (i, score) in zip(missing, best)]
+    return Vocabulary(list(vocab.items()) + extra, vocab.meta), len(extra)
+
+# %% ../../nbs/factorizer/12_vocab_inference.ipynb #5191c8a2
+def infer_vocabulary(checkpoint: str | Path, add_log_prior: bool = False, byte_fallback: bool = True, batch_size: int = 4096,
+                     device="cpu", progress: bool = True) -> tuple[Vocabulary, dict]:
     "Read a trained VQ-VAE out into a static vocabulary (paper §3.1); returns it and its statistics."
     model, st = load_vqvae(checkpoint, device=device)
     triplets, log_prior = prior_triplets(st["prior"])
     seqs, logp, finished = greedy_decode(model, triplets, batch_size=batch_size, progress=progress)
     meta = dict(kind="FACTORIZER VQ-VAE vocabulary", checkpoint_step=st["step"], add_log_prior=add_log_prior,
                 score="log p(w|z) + log p(z)" if add_log_prior else "log p(w|z)", model=st["config"], settings=st.get("settings", {}))
-    return build_vocabulary(triplets, seqs, logp, finished, log_prior if add_log_prior else None, meta)
+    vocab, stats = build_vocabulary(triplets, seqs, logp, finished, log_prior if add_log_prior else None, meta)
+    if not byte_fallback: return vocab, stats
+    vocab, added = add_byte_fallback(vocab, model, triplets, log_prior if add_log_prior else None, batch_size)
+    stats.update(byte_fallback_added=added, vocab_size=len(vocab))
+    vocab.meta["stats"] = stats
+    return vocab, stats
