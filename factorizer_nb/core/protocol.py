@@ -96,10 +96,17 @@ class Tokenizer:
 # %% ../../nbs/core/01_protocol.ipynb #67be4ded
 @patch
 def _word_tokens(self: Tokenizer, word: str) -> tuple:
-    "`encode_word`, through a per-word cache unless the tokenizer samples."
-    if self.samples: return tuple(self.encode_word(word))
-    if "_word_cache" not in self.__dict__: self._word_cache = lru_cache(maxsize=self.cache_size)(lambda w: tuple(self.encode_word(w)))
+    "`encode_word` with the word's spans stretched to its edges (one `[UNK]` if it gave nothing), cached unless the tokenizer samples."
+    if self.samples: return self._spanned(word)
+    if "_word_cache" not in self.__dict__: self._word_cache = lru_cache(maxsize=self.cache_size)(self._spanned)
     return self._word_cache(word)
+
+@patch
+def _spanned(self: Tokenizer, word: str) -> tuple:
+    "`encode_word` as a tuple whose first span starts at 0 and last ends at `len(word)` (a normalizer may drop edge characters)."
+    toks = [list(t) for t in self.encode_word(word)] or [["[UNK]", self.special_id("[UNK]"), 0, len(word), -math.inf]]
+    toks[0][2], toks[-1][3] = 0, len(word)
+    return tuple(map(tuple, toks))
 
 def _pieces(text: str, add_special_tokens: bool):
     "(word index, start, piece, is_special) for the whitespace words of `text`, special tokens cut out on request."
@@ -124,10 +131,7 @@ def encode(self: Tokenizer, text: str, add_special_tokens: bool = False) -> Enco
     if add_special_tokens: special("[CLS]", 0, 0)
     for w, start, piece, is_special in _pieces(text, add_special_tokens):
         if is_special: special(piece, start, start + len(piece)); continue
-        word = self._word_tokens(piece) or (("[UNK]", self.special_id("[UNK]"), 0, len(piece), -math.inf),)
-        for k, (tok, i, a, b, *score) in enumerate(word):
-            if k == 0: a = 0                                      # a word's tokens span all of it, even where a
-            if k == len(word) - 1: b = len(piece)                 # normalizer dropped characters at its edges
+        for tok, i, a, b, *score in self._word_tokens(piece):
             ids.append(i); toks.append(tok); offs.append((start + a, start + b)); wids.append(w); scores += score[:1]
     if add_special_tokens: special("[SEP]", len(text), len(text))
     return Encoding(ids, toks, offs, wids, scores=scores if self.has_scores else None)

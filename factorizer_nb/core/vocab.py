@@ -52,13 +52,15 @@ def bytes_subword(b: bytes) -> str:
     "A subword string from bytes; bytes that are not valid UTF-8 become surrogate escapes."
     return b.decode("utf-8", "surrogateescape")
 
+def _is_stray(c: str) -> bool: return 0xDC80 <= ord(c) <= 0xDCFF     # the surrogate escape of a byte >= 0x80
+
 def has_stray_bytes(subword: str) -> bool:
     "True if the subword holds a byte that is not part of a whole UTF-8 character (a surrogate escape)."
-    return any(0xDC80 <= ord(c) <= 0xDCFF for c in subword)
+    return any(map(_is_stray, subword))
 
 def display_subword(subword: str) -> str:
     "A subword as writable text: each stray byte as `<0xHH>` (sentencepiece's notation), everything else as is."
-    return "".join(f"<0x{ord(c) - 0xDC00:02X}>" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in subword)
+    return "".join(f"<0x{ord(c) - 0xDC00:02X}>" if _is_stray(c) else c for c in subword)
 
 # %% ../../nbs/core/02_vocab.ipynb #c5d097c2
 def triplet_to_flat(r, g, b):

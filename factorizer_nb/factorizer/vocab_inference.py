@@ -143,6 +143,5 @@ def infer_vocabulary(checkpoint: str | Path, add_log_prior: bool = False, byte_f
     vocab, stats = build_vocabulary(triplets, seqs, logp, finished, log_prior if add_log_prior else None, meta)
     if not byte_fallback: return vocab, stats
     vocab, added = add_byte_fallback(vocab, model, triplets, log_prior if add_log_prior else None, batch_size)
-    stats.update(byte_fallback_added=added, vocab_size=len(vocab))
-    vocab.meta["stats"] = stats
+    stats.update(byte_fallback_added=added, vocab_size=len(vocab))     # the same dict as vocab.meta["stats"]
     return vocab, stats
