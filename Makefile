@@ -2,6 +2,7 @@
 #   make reproduce            set up, then run nbs/paper/ with papermill for LANGS (default: en) on PROFILE (default: small)
 #   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest)
 #   make readme               write README.md from nbs/index.ipynb
+#   make sweep                the small-profile sweep (nbs/paper/heavy/17_profile_sweep, about 35 minutes on 2 cores)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -17,7 +18,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup reproduce test check-sync readme bench data lab clean-runs
+.PHONY: setup reproduce sweep test check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's content changed (nbdev-export rewrites the file, which would defeat a timestamp).
 setup:
@@ -29,6 +30,9 @@ setup:
 
 reproduce: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile $(PROFILE)
+
+sweep: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small --notebooks nbs/paper/heavy/17_profile_sweep.ipynb
 
 test: setup
 	OMP_NUM_THREADS=1 $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2

@@ -1,24 +1,31 @@
-"""VQ-VAE throughput on this machine: training words/s (ASAM step against a plain AdamW step) and vocabulary-inference
-triplets/s (greedy decoding with the key/value cache against recomputing the prefix), each ratio measured in one run.
-Both training steps go through `training.train_step`; the plain one passes `asam=False` (no ascent, no second
-forward and backward), everything else in the step (clipping, schedule, codebook and weight EMA) is the same.
+"""VQ-VAE throughput on this machine, each ratio measured in one run:
+- training words/s of the profile before tuning (issue #9: one padded batch of 128 words per step, ASAM on every step,
+  the 2 x 96 model) against the same shape with length-sorted chunks, and against the tuned profile as `settings.ini` has it;
+- an ASAM step against a plain AdamW step (`asam=False`: no ascent, no second forward and backward);
+- vocabulary-inference triplets/s: greedy decoding with the key/value cache against recomputing the prefix.
+All training steps go through `training.train_step`.
 
     python benchmarks/bench_vqvae.py [--profile small] [--steps 30] [--triplets 4096]
 """
-import argparse, time
+import argparse, dataclasses, time
 import torch
-from factorizer_nb.core.data import load_settings, word_counts
+from factorizer_nb.core.data import load_settings, training_counts
 from factorizer_nb.factorizer.training import VQConfig, WordSampler, model_from_config, new_state, train_step
 from factorizer_nb.factorizer.vocab_inference import greedy_decode
 from factorizer_nb.factorizer.vqvae import END_TOKEN, MAX_TOKENS, NUM_CODEBOOKS
 
 
-def steps_per_second(cfg, sampler, steps, use_asam):
-    "Training steps per second from a fresh seeded state, with or without the ASAM ascent."
+# the small profile before issue #9's tuning (the model shape is the same as today's small profile's)
+BEFORE = dict(vq_batch_size=128, vq_length_buckets=1, vq_asam_every=1, vq_layers=2, vq_hidden=96, vq_ff_intermediate=256, vq_heads=2)
+
+
+def words_per_second(cfg, sampler, steps, use_asam=True):
+    "Training words per second from a fresh seeded state (after two warm-up steps), with or without ASAM."
     st = new_state(cfg); st.model.train()
+    for _ in range(2): train_step(st, sampler, cfg, asam=use_asam)
     t0 = time.perf_counter()
     for _ in range(steps): train_step(st, sampler, cfg, asam=use_asam)
-    return steps / (time.perf_counter() - t0)
+    return steps * cfg.batch_size / (time.perf_counter() - t0)
 
 
 @torch.no_grad()
@@ -41,12 +48,21 @@ def main():
     a = ap.parse_args()
     S = load_settings("en", a.profile)
     cfg = VQConfig.from_settings(S)
-    sampler = WordSampler(word_counts(S["freq"], top_n=cfg.top_words))
-    plain, asam = steps_per_second(cfg, sampler, a.steps, False), steps_per_second(cfg, sampler, a.steps, True)
-    print(f"training, profile {a.profile!r} ({cfg.layers} layers, hidden {cfg.hidden}, batch {cfg.batch_size}), "
-          f"{torch.get_num_threads()} threads, {a.steps} steps:")
-    print(f"  AdamW step (reference)   {plain * cfg.batch_size:10,.0f} words/s")
-    print(f"  ASAM + AdamW step        {asam * cfg.batch_size:10,.0f} words/s   ratio {asam / plain:.2f}")
+    sampler = WordSampler(training_counts(S, top_n=cfg.top_words))
+    before = VQConfig.from_settings({**S, **BEFORE})
+    chunked = VQConfig.from_settings({**S, **BEFORE, "vq_length_buckets": cfg.length_buckets})
+    ref = words_per_second(before, sampler, a.steps)
+    print(f"training words/s, {torch.get_num_threads()} threads, {a.steps} steps each (ratios to the first line):")
+    for label, c in ((f"before tuning: {before.layers}x{before.hidden}, batch {before.batch_size}, one padded batch, ASAM every step", before),
+                     (f"same shape, {chunked.length_buckets} length-sorted chunks", chunked),
+                     (f"profile {a.profile!r}: {cfg.layers}x{cfg.hidden}, batch {cfg.batch_size}, {cfg.length_buckets} chunks, "
+                      f"ASAM every {cfg.asam_every or 'never'}", cfg)):
+        w = ref if c is before else words_per_second(c, sampler, a.steps)
+        print(f"  {label:<95} {w:10,.0f} words/s   ratio {w / ref:.2f}")
+    plain, asam = words_per_second(cfg, sampler, a.steps, False), words_per_second(dataclasses.replace(cfg, asam_every=1), sampler, a.steps)
+    print(f"ASAM on every step against plain AdamW, profile {a.profile!r}:")
+    print(f"  AdamW step (reference)   {plain:10,.0f} words/s")
+    print(f"  ASAM + AdamW step        {asam:10,.0f} words/s   ratio {asam / plain:.2f}")
     model = model_from_config(cfg).eval()
     for cb in model.codebooks: cb.initialized.fill_(True)
     trip = torch.randint(0, 256, (a.triplets, NUM_CODEBOOKS), generator=torch.Generator().manual_seed(0))

@@ -8,8 +8,8 @@ from factorizer_nb.core.vocab import Vocabulary, write_authors_dawg, bytes_subwo
 
 
 def byte_vocab(extra=()):
-    "Every byte but NUL as a subword (stray bytes as surrogate escapes), plus `extra` pieces."
-    items = [(bytes_subword(bytes([b])), (b, b, 1), -8.0) for b in range(1, 256)]
+    "Every byte but NUL and both word marks as subwords (stray bytes as surrogate escapes), plus `extra` pieces."
+    items = [(bytes_subword(bytes([b])), (b, b, 1), -8.0) for b in range(1, 256)] + [(BOW, (0, 0, 2), -8.0), (EOW, (0, 0, 3), -8.0)]
     items += [(w, (i % 256, 2, 3), lp) for i, (w, lp) in enumerate(extra)]
     return Vocabulary(items)
 
@@ -20,7 +20,7 @@ FZ_PARTS = Factorizer(byte_vocab(EXTRA), unk="parts")
 
 
 def uncovered(word):
-    return "\x00" in word or BOW in word or EOW in word or any(0xD800 <= ord(c) <= 0xDFFF for c in word)
+    return "\x00" in word or any(0xD800 <= ord(c) <= 0xDFFF for c in word)
 
 
 texts = st.text(st.characters(blacklist_categories=()), max_size=60) | st.lists(st.sampled_from(
@@ -49,8 +49,10 @@ def test_offsets_slice_the_input(x):
             continue
         assert join_tokens(toks) == BOW + words[w] + EOW
         assert x[spans[0][0]:spans[-1][1]] == words[w]
-        for tok, (s, e) in zip(toks, spans):
-            text = tok.replace(BOW, "").replace(EOW, "")
+        assert not any(t.startswith(BOW) for t in toks[1:]) and not any(t.endswith(EOW) for t in toks[:-1])   # marks only at the ends
+        for i, (tok, (s, e)) in enumerate(zip(toks, spans)):
+            text = tok.removeprefix(BOW) if i == 0 else tok
+            text = text.removesuffix(EOW) if i == len(toks) - 1 else text
             if not has_stray_bytes(tok):   # token on character boundaries
                 assert x[s:e] == text
 
@@ -62,8 +64,8 @@ def test_unk_parts_keeps_known_parts(x):
     for w, word in enumerate(x.split()):
         toks = [t for t, i in zip(enc.tokens, enc.word_ids) if i == w]
         if not uncovered(word): assert UNK not in toks
-        elif "\x00" in word and not (BOW in word or EOW in word or any(0xD800 <= ord(c) <= 0xDFFF for c in word)):
-            assert join_tokens([t for t in toks if t != UNK]).replace(BOW, "").replace(EOW, "") == word.replace("\x00", "")
+        elif "\x00" in word and not any(0xD800 <= ord(c) <= 0xDFFF for c in word):
+            assert join_tokens([t for t in toks if t != UNK])[len(BOW):-len(EOW)] == word.replace("\x00", "")
 
 
 @pytest.mark.parametrize("fz", [FZ, FZ_PARTS], ids=["unk=word", "unk=parts"])

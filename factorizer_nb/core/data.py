@@ -4,17 +4,18 @@
 
 # %% ../../nbs/core/00_data.ipynb #d3e2ce1d
 from __future__ import annotations
-import configparser, csv, hashlib, io, lzma, os, random, re, sys, urllib.request
+import configparser, csv, hashlib, io, lzma, math, os, random, re, sys, urllib.request
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 # %% auto #0
 __all__ = ['SETTINGS_NAME', 'LANGS', 'ENWIKI_SAMPLE', 'BOW', 'EOW', 'BOW_BYTES', 'EOW_BYTES', 'find_settings', 'read_settings',
            'load_settings', 'DataError', 'DataFile', 'project_root', 'data_dir', 'registry', 'data_path', 'read_bytes',
            'read_text', 'run_dir', 'atomic_write', 'fetch', 'download', 'word_counts', 'text_lines', 'ud_sentences',
-           'sigmorphon', 'bio_sentences', 'mark', 'marked_bytes', 'add_noise', 'main']
+           'sigmorphon', 'bio_sentences', 'fold_case', 'spellings', 'casing_counts', 'is_case_folded', 'cased_counts',
+           'training_counts', 'casing_note', 'mark', 'marked_bytes', 'add_noise', 'main']
 
 # %% ../../nbs/core/00_data.ipynb #26624c96
 SETTINGS_NAME = "settings.ini"
@@ -243,6 +244,90 @@ def bio_sentences(rel: str) -> list[list[str]]:
         if line.strip(): cur.append(line.split("\t")[0])
         elif cur: out.append(cur); cur = []
     return out + ([cur] if cur else [])
+
+# %% ../../nbs/core/00_data.ipynb #4e65ece1
+_WORD_RE = re.compile(r"\w+(?:['’]\w+)*")
+_DOTTED_I = ("tr", "az")                       # languages where I/ı and İ/i are case pairs
+
+def fold_case(word: str, lang: str = "") -> str:
+    "A word folded as wordfreq's lists store it: lower case, `’` as `'`, Turkish İ/I as i/ı."
+    if lang in _DOTTED_I: word = word.replace("I", "ı").replace("İ", "i")
+    return word.lower().replace("’", "'")
+
+def _upper(s: str, lang: str = "") -> str:
+    if lang in _DOTTED_I: s = s.replace("i", "İ").replace("ı", "I")
+    return s.upper()
+
+def spellings(word: str, lang: str = "") -> dict[str, str]:
+    "The lower, Title and UPPER spellings of a folded word (equal strings where the script has no case)."
+    return dict(lower=word, title=_upper(word[:1], lang) + word[1:], upper=_upper(word, lang))
+
+# %% ../../nbs/core/00_data.ipynb #b9db84ec
+@lru_cache(maxsize=8)
+def casing_counts(sources: tuple[str, ...], lang: str = "") -> dict[str, dict[str, int]]:
+    "For each folded word of the running-text `sources`, how often each of its spellings occurs."
+    out: dict[str, dict[str, int]] = {}
+    for src in sources:
+        for line in text_lines(src):
+            for s in _WORD_RE.findall(line):
+                d = out.setdefault(fold_case(s, lang), {})
+                d[s] = d.get(s, 0) + 1
+    return out
+
+def _case_prior(casings: dict[str, dict[str, int]], lang: str = "") -> dict[str, float]:
+    "Shares of lower, Title and UPPER tokens among the tokens whose spellings differ by case."
+    n = dict(lower=0, title=0, upper=0)
+    for w, seen in casings.items():
+        sp = spellings(w, lang)
+        if sp["lower"] == sp["upper"]: continue                       # no case
+        for s, k in seen.items():
+            pat = next((p for p in ("lower", "upper", "title") if sp[p] == s), None)
+            if pat: n[pat] += k
+    total = sum(n.values())
+    return {p: v / total for p, v in n.items()} if total else dict(lower=1.0, title=0.0, upper=0.0)
+
+# %% ../../nbs/core/00_data.ipynb #b108e26b
+def is_case_folded(counts: Sequence[tuple[str, int]], lang: str = "") -> bool:
+    "True if no word of the list has a capital (a case-folded list such as wordfreq's)."
+    return all(fold_case(w, lang) == w for w, _ in counts)
+
+def cased_counts(counts: Sequence[tuple[str, int]], casings: dict[str, dict[str, int]], lang: str = "",
+                 prior_weight: float = 1.0) -> list[tuple[str, int]]:
+    "Spread each folded word's count over its spellings: those seen in cased text, smoothed towards the language's casing prior."
+    if prior_weight < 0 or not math.isfinite(prior_weight): raise ValueError(f"prior_weight must be finite and >= 0, got {prior_weight}")
+    prior, out = _case_prior(casings, lang), {}
+    for w, c in counts:
+        seen = casings.get(w, {})
+        total = sum(seen.values()) + prior_weight
+        if total == 0: out[w] = out.get(w, 0) + c; continue               # unseen and no prior: as it is
+        forms = dict(seen)
+        for pat, s in spellings(w, lang).items(): forms[s] = forms.get(s, 0) + prior_weight * prior[pat]
+        for s, k in forms.items():
+            if (x := round(c * k / total)) > 0: out[s] = out.get(s, 0) + x
+    return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
+
+# %% ../../nbs/core/00_data.ipynb #4913f069
+def _casing_used(S: dict) -> str:
+    "'cased', or why the list stays as it is."
+    if S.get("freq_casing", "cased") not in ("cased", "lower"): raise ValueError(f"freq_casing must be 'cased' or 'lower', got {S['freq_casing']!r}")
+    if S.get("freq_casing", "cased") == "lower": return "lower (freq_casing = lower)"
+    if S.get("case_text", "-") == "-": return "lower (no cased text outside the evaluation split)"
+    return "cased"
+
+def training_counts(S: dict, top_n: int | None = None) -> list[tuple[str, int]]:
+    "The word list the VQ-VAE and same-list baselines train on: `freq`, spread over observed casings unless switched off."
+    counts, lang = word_counts(S["freq"]), S.get("lang", "")
+    if _casing_used(S) == "cased" and is_case_folded(counts, lang):
+        counts = cased_counts(counts, casing_counts(tuple(S["case_text"].split()), lang), lang, float(S["case_prior_weight"]))
+    return counts[:top_n] if top_n else counts
+
+def casing_note(S: dict) -> str:
+    "One line for captions: which casing the training list has, and from which text."
+    used, src = _casing_used(S), S["freq"].split("/")[-1]
+    if used != "cased": return f"{src} list, {used.split(' ', 1)[1].strip('()')}, case-folded" if S["freq"].startswith("wordfreq:") else f"{src} list as it is"
+    if not S["freq"].startswith("wordfreq:"): return f"{src} list as it is (already cased)"
+    texts = ", ".join(t.split(":")[-1].split("/")[-1].split(".")[0] for t in S["case_text"].split())
+    return f"{src} counts spread over the casings seen in {texts} (prior weight {S['case_prior_weight']})"
 
 # %% ../../nbs/core/00_data.ipynb #cfce3018
 BOW, EOW = "\u2e25", "\u2e24"

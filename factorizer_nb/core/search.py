@@ -6,6 +6,7 @@
 from __future__ import annotations
 import math, random
 from heapq import heappop, heappush
+from typing import Iterable
 from .vocab import Vocabulary, escape_bytes
 
 # %% auto #0
@@ -16,19 +17,20 @@ Edge = tuple  # (start, end, log p, triplet): one subword of a split; triplet is
 
 def shortest_split(vocab: Vocabulary, key: str, alpha_split: float = 0.1, sigma_sample: float = 0.0,
                    rng: random.Random | None = None, fallback: dict[int, int] | None = None,
-                   fallback_cost: float = 1e4) -> list[Edge] | None:
-    "Minimum-score split of escaped `key` into vocabulary subwords, or None if no split exists."
+                   fallback_cost: float = 1e4, blocked: Iterable[int] = (), edge_ok=None) -> list[Edge] | None:
+    "Minimum-score split of escaped `key` into vocabulary subwords (none ending at a `blocked` position), or None."
     n, max_len = len(key), vocab.max_len
     prefixes, entries = vocab.dawg.prefixes, vocab.entries           # hot loop: bind once
     if sigma_sample and rng is None: rng = random.Random()
     gauss, exp = (rng.gauss if sigma_sample else None), math.exp
     dist, prev = [math.inf] * (n + 1), [None] * (n + 1)
     dist[0], heap = 0.0, [(0.0, 0)]
+    for j in blocked: dist[j] = -math.inf                          # never improved, so never reached
     while heap:
         d, i = heappop(heap)
         if d > dist[i]: continue          # stale heap entry
         if i == n: break
-        for p in prefixes(key[i:i + max_len]):
+        for p in (prefixes(key[i:i + max_len]) if edge_ok is None else [p for p in prefixes(key[i:i + max_len]) if edge_ok(i, p)]):
             logp, triplet = entries[p]
             length = len(p)
             cost = d + alpha_split - logp

@@ -30,6 +30,7 @@ def join_tokens(tokens: Sequence[str]) -> str:
 
 # %% ../../nbs/core/04_tokenizer.ipynb #b597fcab
 _BOW_LEN, _EOW_LEN = len(BOW_BYTES), len(EOW_BYTES)
+_BOW_KEY, _EOW_KEY = escape_bytes(BOW_BYTES), escape_bytes(EOW_BYTES)
 
 def _char_starts(word: str) -> list[int]:
     "Byte position (in the marked word) where each character of `word` starts."
@@ -69,18 +70,23 @@ class Factorizer(Tokenizer):
 def _unk_word(word: str) -> tuple:
     return ((UNK,), (UNK_ID,), (-math.inf,), ((0, len(word)),))
 
+def _mark_constraints(n: int, inner: bool) -> dict:
+    "`shortest_split` constraints for a marked word of n bytes: whole end marks; with `inner`, no mark read inside."
+    blocked = (*range(1, _BOW_LEN), *range(n - _EOW_LEN + 1, n))
+    if not inner: return dict(blocked=blocked)
+    return dict(blocked=blocked, edge_ok=lambda i, p: not ((i and p.startswith(_BOW_KEY)) or (i + len(p) < n and p.endswith(_EOW_KEY))))
+
 @patch
 def _split_word(self: Factorizer, word: str) -> tuple:
     "Tokens, ids, scores and word-relative offsets of one word."
-    if BOW in word or EOW in word: return _unk_word(word)
     try: raw = marked_bytes(word)
     except UnicodeEncodeError: return _unk_word(word)
-    key = escape_bytes(raw)
-    path = shortest_split(self.vocab, key, self.alpha_split, self.sigma_sample, self.rng)
+    key, rules = escape_bytes(raw), _mark_constraints(len(raw), BOW in word or EOW in word)
+    path = shortest_split(self.vocab, key, self.alpha_split, self.sigma_sample, self.rng, **rules)
     starts = _char_starts(word)
     if path is None and self.unk == "parts":
         bounds = starts + [len(raw) - _EOW_LEN]
-        path = shortest_split(self.vocab, key, self.alpha_split, self.sigma_sample, self.rng, fallback=dict(zip(bounds, bounds[1:])))
+        path = shortest_split(self.vocab, key, self.alpha_split, self.sigma_sample, self.rng, fallback=dict(zip(bounds, bounds[1:])), **rules)
     if path is None: return _unk_word(word)
     toks, ids, scores, offs = [], [], [], []
     for a, b, logp, triplet in path:
@@ -100,6 +106,25 @@ def encode_word(self: Factorizer, word: str) -> list[tuple]:
     toks, ids, scores, offs = self._split_word(word)
     return [(t, i, a, b, s) for t, i, (a, b), s in zip(toks, ids, offs, scores)]
 
+# %% ../../nbs/core/04_tokenizer.ipynb #060ce45c
+@patch
+def split_graph(self: Factorizer, word: str) -> list[dict]:
+    "Every edge of the word's split graph: byte span (i, j), subword, triplet, log p, score, and whether the optimal split takes it."
+    raw = marked_bytes(word)
+    key, rules = escape_bytes(raw), _mark_constraints(len(raw), BOW in word or EOW in word)
+    best = {(a, b) for a, b, *_ in shortest_split(self.vocab, key, self.alpha_split, **rules) or []}
+    blocked, ok, out, reach = set(rules["blocked"]), rules.get("edge_ok"), [], {0}
+    for i in range(len(raw)):
+        if i not in reach: continue
+        for p in self.vocab.dawg.prefixes(key[i:i + self.vocab.max_len]):
+            j = i + len(p)
+            if j in blocked or (ok and not ok(i, p)): continue
+            logp, triplet = self.vocab.entries[p]
+            reach.add(j)
+            out.append(dict(i=i, j=j, subword=bytes_subword(raw[i:j]), triplet=triplet, logp=logp, score=self.alpha_split - logp,
+                            optimal=(i, j) in best))
+    return out
+
 # %% ../../nbs/core/04_tokenizer.ipynb #239d49ae
 def _as_triplet(i) -> tuple[int, int, int]:
     try: t = tuple(int(x) for x in i)
@@ -109,20 +134,23 @@ def _as_triplet(i) -> tuple[int, int, int]:
 
 @patch
 def decode(self: Factorizer, ids: Sequence[Sequence[int]], skip_special_tokens: bool = True) -> str:
-    "Text from triplet ids: subwords joined, markers turned into spaces, whitespace normalized."
+    "Text from triplet ids: subwords joined at the byte level, the word marks at their ends read as spaces."
     if isinstance(ids, (str, bytes)): raise TypeError("decode expects a sequence of (r, g, b) triplets")
-    buf = bytearray()
+    buf, inside = bytearray(), False                                  # inside: after a word's ⸥, before its ⸤
     for i in ids:
         t = _as_triplet(i)
         special = _SPECIAL_BY_ID.get(t)
         sw = None if special else self.vocab.subword_of(t)
-        if special is None and sw is not None: buf += sw.encode("utf-8", "surrogateescape"); continue
+        if special is None and sw is not None:
+            opens, closes = sw.startswith(BOW), sw.endswith(EOW)
+            body = sw[opens:len(sw) - closes] if len(sw) > opens else ""
+            buf += b" " * opens + body.encode("utf-8", "surrogateescape") + b" " * closes
+            inside = (inside or opens) and not closes
+            continue
         tok = special or UNK
         if tok != UNK and skip_special_tokens: continue
-        inside = tok == UNK and buf.rfind(BOW_BYTES) > buf.rfind(EOW_BYTES)
-        buf += tok.encode() if inside else f" {tok} ".encode()
-    text = bytes(buf).replace(BOW_BYTES, b" ").replace(EOW_BYTES, b" ").decode("utf-8", "replace")
-    return " ".join(text.split())
+        buf += tok.encode() if tok == UNK and inside else f" {tok} ".encode()
+    return " ".join(bytes(buf).decode("utf-8", "replace").split())
 
 # %% ../../nbs/core/04_tokenizer.ipynb #882b6e72
 @patch(as_prop=True)

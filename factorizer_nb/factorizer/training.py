@@ -4,7 +4,7 @@
 
 # %% ../../nbs/factorizer/11_training.ipynb #cd383787
 from __future__ import annotations
-import argparse, csv, logging, math, os, sys
+import argparse, contextlib, csv, logging, math, os, sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Sequence
@@ -101,6 +101,8 @@ class VQConfig:
     asam_rho: float; adam_eps: float; adam_beta1: float; adam_beta2: float
     beta: float; codebook_ema: float; weight_ema: float; cmin: float; grad_clip: float
     top_words: int; checkpoint_every: int
+    length_buckets: int                                     # a batch runs as this many length-sorted chunks (same loss)
+    asam_every: int                                         # ASAM's second pass on every k-th step (1: every step, as the paper; 0: never)
 
     @staticmethod
     def key(name: str) -> str:
@@ -176,12 +178,30 @@ def new_state(cfg: VQConfig, device: str | torch.device = "cpu") -> TrainState:
     return TrainState(model, opt, sched, asam, ema, torch.Generator().manual_seed(cfg.seed + 1000 * rank), prior)
 
 # %% ../../nbs/factorizer/11_training.ipynb #547eb4d3
-def _weighted_loss(net: torch.nn.Module, tokens: torch.Tensor, weights: torch.Tensor, beta: float) -> tuple[torch.Tensor, dict]:
-    "Loss of tokens [B, T] with word weights [B]: weighted mean of NLL + β · commitment; and the model's outputs."
+def _weighted_loss(net: torch.nn.Module, tokens: torch.Tensor, weights: torch.Tensor, beta: float,
+                   total: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
+    "Loss of tokens [B, T] with word weights [B]: NLL + β · commitment weighted by `weights / total` (total: their sum)."
     dev = tokens.device
     with torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda"): out = net(tokens)
-    loss = (weights * (out["nll"] + beta * out["commit"])).sum() / weights.sum()      # scalar
+    loss = (weights * (out["nll"] + beta * out["commit"])).sum() / (weights.sum() if total is None else total)   # scalar
     return loss, out
+
+# %% ../../nbs/factorizer/11_training.ipynb #3f210a7a
+def _accumulate_grad(net: torch.nn.Module, tokens: torch.Tensor, weights: torch.Tensor, beta: float,
+                     buckets: int = 1) -> tuple[float, dict]:
+    "Backward of the batch loss, run as `buckets` length-sorted chunks cut to their own width; (loss, outputs in batch order)."
+    lengths = (tokens != PAD_TOKEN).sum(1)                                        # [B]
+    order = lengths.argsort(stable=True) if buckets > 1 else torch.arange(len(tokens), device=tokens.device)
+    chunks, total, loss, outs = order.chunk(max(1, buckets)), weights.sum(), 0.0, []
+    for i, part in enumerate(chunks):
+        sync = i == len(chunks) - 1 or not isinstance(net, DistributedDataParallel)
+        with (contextlib.nullcontext() if sync else net.no_sync()):
+            l, out = _weighted_loss(net, tokens[part, :int(lengths[part].max())], weights[part], beta, total)
+            l.backward()
+        loss += l.item(); outs.append(out)
+    back = order.argsort()                                                        # chunk order -> batch order
+    merged = {k: torch.cat([o[k] for o in outs])[back] for k in ("nll", "commit", "indices", "latents")}
+    return loss, merged
 
 # %% ../../nbs/factorizer/11_training.ipynb #9f63d046
 def _gather(t: torch.Tensor) -> torch.Tensor:
@@ -208,11 +228,10 @@ def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.n
     device = next(model.parameters()).device
     tokens, weights = sampler.sample(batch or cfg.batch_size // _world()[1], st.gen)          # [B, T], [B]
     tokens, weights = tokens.to(device), weights.to(device)
-    loss, out = _weighted_loss(net, tokens, weights, cfg.beta)
-    loss.backward()
-    if asam:                                                         # the gradient at the perturbed weights replaces it
+    loss, out = _accumulate_grad(net, tokens, weights, cfg.beta, cfg.length_buckets)
+    if asam and cfg.asam_every and st.step % cfg.asam_every == 0:    # the gradient at the perturbed weights replaces it
         st.asam.ascent(); st.opt.zero_grad(set_to_none=True)
-        _weighted_loss(net, tokens, weights, cfg.beta)[0].backward()
+        _accumulate_grad(net, tokens, weights, cfg.beta, cfg.length_buckets)
         st.asam.restore()
     torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
     st.opt.step(); st.sched.step(); st.opt.zero_grad(set_to_none=True)
@@ -224,7 +243,7 @@ def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.n
     st.pending.append(triplet_to_flat(all_idx[:, 0], all_idx[:, 1], all_idx[:, 2]).cpu())     # [B · world]
     st.step += 1
     ppl, usage = _perplexity(all_idx)
-    return dict(loss=loss.item(), recon=out["nll"].detach().float().mean().item(), commit=out["commit"].mean().item(),
+    return dict(loss=loss, recon=out["nll"].detach().float().mean().item(), commit=out["commit"].mean().item(),
                 perplexity=ppl, usage=usage, revived=revived, lr=st.sched.get_last_lr()[0], indices=all_idx)
 
 # %% ../../nbs/factorizer/11_training.ipynb #fab42f2d

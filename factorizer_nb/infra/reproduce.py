@@ -9,29 +9,29 @@ from pathlib import Path
 from ..core.data import LANGS, load_settings, project_root
 
 # %% auto #0
-__all__ = ['log', 'paper_notebooks', 'run_notebooks', 'main']
+__all__ = ['log', 'paper_notebooks', 'run_notebooks', 'run_summaries', 'main']
 
 # %% ../../nbs/infra/91_reproduce.ipynb #e2dd2af6
 log = logging.getLogger(__name__)
 
-def paper_notebooks(root: Path | None = None) -> list[Path]:
-    "The parameterized notebooks in `nbs/paper/`, in order."
-    return sorted(((root or project_root()) / "nbs" / "paper").glob("[0-9]*.ipynb"))
+def paper_notebooks(root: Path | None = None, part: str = "") -> list[Path]:
+    "The parameterized notebooks in `nbs/paper/` (or its subfolder `part`: `summary`, `heavy`), in order."
+    return sorted(((root or project_root()) / "nbs" / "paper" / part).glob("[0-9]*.ipynb"))
 
 def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_dir=None, parameters: dict | None = None,
-                  kernel_name: str | None = None) -> dict[tuple[str, str], str | None]:
-    "Execute each notebook for each language; returns {(lang, notebook): error or None}."
+                  kernel_name: str | None = None, lang_param: str | None = None) -> dict[tuple[str, str], str | None]:
+    "Execute each notebook for each language (or once per name in `langs`, each given `lang_param`); {(lang, notebook): error or None}."
     import papermill as pm
     root, results = project_root(), {}
     notebooks = [Path(n) for n in (notebooks or paper_notebooks(root))]
+    for lang in langs: load_settings(lang_param or lang, profile)   # fail fast, before any run, on an unknown language or profile
     for lang in langs:
-        load_settings(lang, profile)                          # fail fast on an unknown language or profile
         out_dir = Path(runs_dir or root / "runs") / lang
         out_dir.mkdir(parents=True, exist_ok=True)
         for nb in notebooks:
             t0, err = time.time(), None
             try:
-                pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=dict(lang=lang, profile=profile, **(parameters or {})),
+                pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=dict(lang=lang_param or lang, profile=profile, **(parameters or {})),
                                     cwd=str(nb.parent), kernel_name=kernel_name, progress_bar=False)
             except Exception as e:                           # papermill raises PapermillExecutionError and others; keep going
                 err = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
@@ -39,6 +39,12 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
             log.log(logging.ERROR if err else logging.INFO, "%s %s/%s in %.0fs%s", "FAILED" if err else "ok", lang, nb.name,
                     time.time() - t0, f": {err}" if err else "")
     return results
+
+# %% ../../nbs/infra/91_reproduce.ipynb #94c041c6
+def run_summaries(langs=("en",), profile: str = "small", runs_dir=None, kernel_name: str | None = None) -> dict[tuple[str, str], str | None]:
+    "Run the cross-language notebooks of `nbs/paper/summary/` once; returns {('summary', notebook): error or None}."
+    return run_notebooks(["summary"], profile, paper_notebooks(part="summary"), runs_dir, dict(langs=" ".join(langs)), kernel_name,
+                         lang_param="en")
 
 # %% ../../nbs/infra/91_reproduce.ipynb #42fb2806
 def main(argv: list[str] | None = None) -> int:
@@ -50,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     res = run_notebooks(a.langs, a.profile, a.notebooks)
+    if not a.notebooks: res.update(run_summaries(a.langs, a.profile))
     failed = [k for k, v in res.items() if v]
     for lang, nb in failed: log.error("failed: %s %s (executed copy in runs/%s/%s)", lang, nb, lang, nb)
     return 1 if failed else 0
