@@ -2,7 +2,7 @@
 #   make reproduce            set up, then run nbs/paper/ with papermill for LANGS (default: en) on PROFILE (default: small)
 #   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest)
 #   make readme               write README.md from nbs/index.ipynb
-#   make sweep                the small-profile sweep (nbs/paper/heavy/17_profile_sweep, about 35 minutes on 2 cores)
+#   make sweep                the small-profile sweep (nbs/paper/heavy/17_profile_sweep, about 50 minutes on 2 cores)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv

@@ -478,6 +478,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                          'factorizer_nb/factorizer/training.py'),
                                                    'factorizer_nb.factorizer.training._world': ( 'factorizer/training.html#_world',
                                                                                                  'factorizer_nb/factorizer/training.py'),
+                                                   'factorizer_nb.factorizer.training.ema_decay': ( 'factorizer/training.html#ema_decay',
+                                                                                                    'factorizer_nb/factorizer/training.py'),
                                                    'factorizer_nb.factorizer.training.load_checkpoint': ( 'factorizer/training.html#load_checkpoint',
                                                                                                           'factorizer_nb/factorizer/training.py'),
                                                    'factorizer_nb.factorizer.training.main': ( 'factorizer/training.html#main',

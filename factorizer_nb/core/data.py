@@ -324,6 +324,9 @@ def training_counts(S: dict, top_n: int | None = None) -> list[tuple[str, int]]:
 def casing_note(S: dict) -> str:
     "One line for captions: which casing the training list has, and from which text."
     used, src = _casing_used(S), S["freq"].split("/")[-1]
+    top = word_counts(S["freq"], top_n=500)
+    if used != "cased" and sum(spellings(w, S.get("lang", ""))["upper"] != w for w, _ in top) < 0.1 * len(top):   # Latin loans aside
+        return f"{src} list (the script has no case)"
     if used != "cased": return f"{src} list, {used.split(' ', 1)[1].strip('()')}, case-folded" if S["freq"].startswith("wordfreq:") else f"{src} list as it is"
     if not S["freq"].startswith("wordfreq:"): return f"{src} list as it is (already cased)"
     texts = ", ".join(t.split(":")[-1].split("/")[-1].split(".")[0] for t in S["case_text"].split())

@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'LOG_COLUMNS', 'WordSampler', 'ASAM', 'VQConfig', 'model_from_config', 'make_optimizer', 'TrainState',
-           'new_state', 'train_step', 'merge_prior', 'load_checkpoint', 'save_state', 'restore_state', 'train', 'main']
+           'new_state', 'ema_decay', 'train_step', 'merge_prior', 'load_checkpoint', 'save_state', 'restore_state',
+           'train', 'main']
 
 # %% ../../nbs/factorizer/11_training.ipynb #11164f19
 class WordSampler:
@@ -220,6 +221,11 @@ def _perplexity(idx: torch.Tensor) -> tuple[float, float]:
         ppl.append(torch.exp(-(p[p > 0] * p[p > 0].log()).sum()).item()); used.append((p > 0).float().mean().item())
     return sum(ppl) / len(ppl), sum(used) / len(used)
 
+# %% ../../nbs/factorizer/11_training.ipynb #87e05ca7
+def ema_decay(step: int, decay: float) -> float:
+    "Weight-EMA decay at a step: `decay`, warmed up as min(decay, (1 + step) / (10 + step))."
+    return min(decay, (1 + step) / (10 + step))
+
 # %% ../../nbs/factorizer/11_training.ipynb #157f9594
 def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.nn.Module | None = None,
                batch: int | None = None, asam: bool = True) -> dict:
@@ -238,7 +244,8 @@ def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.n
     idx = out["indices"].detach()                                                              # [B, 3]
     revived = sum(cb.ema_update(out["latents"][:, k].detach(), idx[:, k], st.gen) for k, cb in enumerate(model.codebooks))
     with torch.no_grad():
-        for n, p in model.named_parameters(): st.ema[n].lerp_(p.detach(), 1 - cfg.weight_ema)
+        decay = ema_decay(st.step, cfg.weight_ema)
+        for n, p in model.named_parameters(): st.ema[n].lerp_(p.detach(), 1 - decay)
     all_idx = _gather(idx)                                                                     # [B · world, 3]
     st.pending.append(triplet_to_flat(all_idx[:, 0], all_idx[:, 1], all_idx[:, 2]).cpu())     # [B · world]
     st.step += 1
