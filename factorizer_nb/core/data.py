@@ -307,27 +307,28 @@ def cased_counts(counts: Sequence[tuple[str, int]], casings: dict[str, dict[str,
     return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
 
 # %% ../../nbs/core/00_data.ipynb #4913f069
-def _casing_used(S: dict) -> str:
-    "'cased', or why the list stays as it is."
+def _casing_used(S: dict) -> str | None:
+    "None if the list is to be spread over casings, else why it stays as it is."
     if S.get("freq_casing", "cased") not in ("cased", "lower"): raise ValueError(f"freq_casing must be 'cased' or 'lower', got {S['freq_casing']!r}")
-    if S.get("freq_casing", "cased") == "lower": return "lower (freq_casing = lower)"
-    if S.get("case_text", "-") == "-": return "lower (no cased text outside the evaluation split)"
-    return "cased"
+    if S.get("freq_casing", "cased") == "lower": return "freq_casing = lower"
+    if S.get("case_text", "-") == "-": return "no cased text outside the evaluation split"
+    return None
 
 def training_counts(S: dict, top_n: int | None = None) -> list[tuple[str, int]]:
     "The word list the VQ-VAE and same-list baselines train on: `freq`, spread over observed casings unless switched off."
     counts, lang = word_counts(S["freq"]), S.get("lang", "")
-    if _casing_used(S) == "cased" and is_case_folded(counts, lang):
+    if _casing_used(S) is None and is_case_folded(counts, lang):
         counts = cased_counts(counts, casing_counts(tuple(S["case_text"].split()), lang), lang, float(S["case_prior_weight"]))
     return counts[:top_n] if top_n else counts
 
 def casing_note(S: dict) -> str:
     "One line for captions: which casing the training list has, and from which text."
-    used, src = _casing_used(S), S["freq"].split("/")[-1]
-    top = word_counts(S["freq"], top_n=500)
-    if used != "cased" and sum(spellings(w, S.get("lang", ""))["upper"] != w for w, _ in top) < 0.1 * len(top):   # Latin loans aside
-        return f"{src} list (the script has no case)"
-    if used != "cased": return f"{src} list, {used.split(' ', 1)[1].strip('()')}, case-folded" if S["freq"].startswith("wordfreq:") else f"{src} list as it is"
+    why, src = _casing_used(S), S["freq"].split("/")[-1]
+    if why is not None:
+        top = word_counts(S["freq"], top_n=500)
+        if sum(spellings(w, S.get("lang", ""))["upper"] != w for w, _ in top) < 0.1 * len(top):   # Latin loans aside
+            return f"{src} list (the script has no case)"
+        return f"{src} list, {why}, case-folded" if S["freq"].startswith("wordfreq:") else f"{src} list as it is"
     if not S["freq"].startswith("wordfreq:"): return f"{src} list as it is (already cased)"
     texts = ", ".join(t.split(":")[-1].split("/")[-1].split(".")[0] for t in S["case_text"].split())
     return f"{src} counts spread over the casings seen in {texts} (prior weight {S['case_prior_weight']})"

@@ -143,7 +143,7 @@ def decode(self: Factorizer, ids: Sequence[Sequence[int]], skip_special_tokens: 
         sw = None if special else self.vocab.subword_of(t)
         if special is None and sw is not None:
             opens, closes = sw.startswith(BOW), sw.endswith(EOW)
-            body = sw[opens:len(sw) - closes] if len(sw) > opens else ""
+            body = sw[opens:len(sw) - closes]                             # one character is never both marks
             buf += b" " * opens + body.encode("utf-8", "surrogateescape") + b" " * closes
             inside = (inside or opens) and not closes
             continue

@@ -199,10 +199,10 @@ def _accumulate_grad(net: torch.nn.Module, tokens: torch.Tensor, weights: torch.
         with (contextlib.nullcontext() if sync else net.no_sync()):
             l, out = _weighted_loss(net, tokens[part, :int(lengths[part].max())], weights[part], beta, total)
             l.backward()
-        loss += l.item(); outs.append(out)
+        loss += l.detach(); outs.append(out)                                     # one host sync, below
     back = order.argsort()                                                        # chunk order -> batch order
     merged = {k: torch.cat([o[k] for o in outs])[back] for k in ("nll", "commit", "indices", "latents")}
-    return loss, merged
+    return float(loss), merged
 
 # %% ../../nbs/factorizer/11_training.ipynb #9f63d046
 def _gather(t: torch.Tensor) -> torch.Tensor:
