@@ -3,6 +3,8 @@
 #   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest)
 #   make readme               write README.md from nbs/index.ipynb
 #   make sweep                the small-profile sweep (nbs/paper/heavy/17_profile_sweep, about 50 minutes on 2 cores)
+#   make medium               the FACTORIZER notebooks (11-16) for English on the medium profile (about 75 minutes on 2 cores,
+#                             resumable), into runs/en-medium/ and figures/medium/
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -18,7 +20,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup reproduce sweep test check-sync readme bench data lab clean-runs
+.PHONY: setup reproduce sweep medium test check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's content changed (nbdev-export rewrites the file, which would defeat a timestamp).
 setup:
@@ -33,6 +35,9 @@ reproduce: setup
 
 sweep: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small --notebooks nbs/paper/heavy/17_profile_sweep.ipynb
+
+medium: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile medium --notebooks $(sort $(wildcard nbs/paper/1[1-6]_*.ipynb))
 
 test: setup
 	OMP_NUM_THREADS=1 $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2

@@ -569,6 +569,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                   'factorizer_nb/infra/reporting.py'),
                                                'factorizer_nb.infra.reporting.data_checksums': ( 'infra/reporting.html#data_checksums',
                                                                                                  'factorizer_nb/infra/reporting.py'),
+                                               'factorizer_nb.infra.reporting.figure_dir': ( 'infra/reporting.html#figure_dir',
+                                                                                             'factorizer_nb/infra/reporting.py'),
                                                'factorizer_nb.infra.reporting.git_state': ( 'infra/reporting.html#git_state',
                                                                                             'factorizer_nb/infra/reporting.py'),
                                                'factorizer_nb.infra.reporting.manifest': ( 'infra/reporting.html#manifest',

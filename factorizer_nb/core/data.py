@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 # %% auto #0
-__all__ = ['SETTINGS_NAME', 'LANGS', 'ENWIKI_SAMPLE', 'BOW', 'EOW', 'BOW_BYTES', 'EOW_BYTES', 'find_settings', 'read_settings',
-           'load_settings', 'DataError', 'DataFile', 'project_root', 'data_dir', 'registry', 'data_path', 'read_bytes',
-           'read_text', 'run_dir', 'atomic_write', 'fetch', 'download', 'word_counts', 'text_lines', 'ud_sentences',
-           'sigmorphon', 'bio_sentences', 'fold_case', 'spellings', 'casing_counts', 'is_case_folded', 'cased_counts',
-           'training_counts', 'casing_note', 'mark', 'marked_bytes', 'add_noise', 'main']
+__all__ = ['SETTINGS_NAME', 'LANGS', 'DEFAULT_PROFILE', 'ENWIKI_SAMPLE', 'BOW', 'EOW', 'BOW_BYTES', 'EOW_BYTES', 'find_settings',
+           'read_settings', 'load_settings', 'DataError', 'DataFile', 'project_root', 'data_dir', 'registry',
+           'data_path', 'read_bytes', 'read_text', 'run_dir', 'atomic_write', 'fetch', 'download', 'word_counts',
+           'text_lines', 'ud_sentences', 'sigmorphon', 'bio_sentences', 'fold_case', 'spellings', 'casing_counts',
+           'is_case_folded', 'cased_counts', 'training_counts', 'casing_note', 'mark', 'marked_bytes', 'add_noise',
+           'main']
 
 # %% ../../nbs/core/00_data.ipynb #26624c96
 SETTINGS_NAME = "settings.ini"
@@ -119,10 +120,13 @@ def read_text(rel: str | Path) -> str:
     return read_bytes(rel).decode("utf-8")
 
 # %% ../../nbs/core/00_data.ipynb #41249b78
-def run_dir(lang: str, *parts: str, root: str | Path | None = None) -> Path:
-    "`runs/<lang>/<parts...>` under the project root (or `root`), created if needed."
+DEFAULT_PROFILE = "small"   # the default job's profile: its outputs sit directly under runs/<lang>/ and figures/
+
+def run_dir(lang: str, *parts: str, root: str | Path | None = None, profile: str = DEFAULT_PROFILE) -> Path:
+    "`runs/<lang>/<parts...>` (`runs/<lang>-<profile>/...` for another profile) under the project root (or `root`), created if needed."
     if not lang or "/" in lang or lang in (".", ".."): raise ValueError(f"not a language code: {lang!r}")
-    d = Path(root or project_root() / "runs").joinpath(lang, *parts)
+    if not profile or not profile.isidentifier(): raise ValueError(f"not a profile name: {profile!r}")
+    d = Path(root or project_root() / "runs").joinpath(lang if profile == DEFAULT_PROFILE else f"{lang}-{profile}", *parts)
     d.mkdir(parents=True, exist_ok=True)
     return d
 

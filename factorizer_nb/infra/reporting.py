@@ -7,10 +7,10 @@ from __future__ import annotations
 import datetime, hashlib, json, platform, subprocess
 from importlib import metadata
 from pathlib import Path
-from ..core.data import project_root, read_bytes, registry
+from ..core.data import DEFAULT_PROFILE, project_root, read_bytes, registry
 
 # %% auto #0
-__all__ = ['PACKAGES', 'git_state', 'package_versions', 'data_checksums', 'manifest', 'save_figure', 'save_table']
+__all__ = ['PACKAGES', 'git_state', 'package_versions', 'data_checksums', 'manifest', 'figure_dir', 'save_figure', 'save_table']
 
 # %% ../../nbs/infra/90_reporting.ipynb #d3cc8661
 PACKAGES = ("factorizer-nb", "torch", "numpy", "sentencepiece", "tokenizers", "gensim", "wordfreq", "dawg2", "conllu",
@@ -52,8 +52,13 @@ def manifest(caption: str, settings: dict, seeds: dict, data_files=(), **extra) 
                 python=platform.python_version(), data=data_checksums(data_files), **extra)
 
 # %% ../../nbs/infra/90_reporting.ipynb #7ccf2c69
-def _out_dir(out_dir) -> Path:
-    d = Path(out_dir) if out_dir else project_root() / "figures"
+def figure_dir(profile: str = DEFAULT_PROFILE) -> Path:
+    "`figures/` for the default profile, `figures/<profile>/` for any other (a `medium` run sits beside the default one)."
+    if not profile or not profile.isidentifier(): raise ValueError(f"not a profile name: {profile!r}")
+    return project_root() / "figures" if profile == DEFAULT_PROFILE else project_root() / "figures" / profile
+
+def _out_dir(out_dir, settings: dict) -> Path:
+    d = Path(out_dir) if out_dir else figure_dir(settings.get("profile", DEFAULT_PROFILE))
     d.mkdir(parents=True, exist_ok=True)
     return d
 
@@ -64,7 +69,7 @@ def _write_manifest(d: Path, name: str, m: dict) -> Path:
 
 def save_figure(fig, name: str, data, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None, **extra) -> list[Path]:
     "Write a matplotlib figure as PNG and PDF with its data (CSV) and manifest."
-    d = _out_dir(out_dir)
+    d = _out_dir(out_dir, settings)
     paths = [d / f"{name}.png", d / f"{name}.pdf", d / f"{name}.csv"]
     fig.savefig(paths[0], dpi=150, bbox_inches="tight"); fig.savefig(paths[1], bbox_inches="tight")
     data.to_csv(paths[2], index=False)
@@ -72,7 +77,7 @@ def save_figure(fig, name: str, data, caption: str, settings: dict, seeds: dict,
 
 def save_table(df, name: str, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None, **extra) -> list[Path]:
     "Write a table as CSV and Markdown with its manifest."
-    d = _out_dir(out_dir)
+    d = _out_dir(out_dir, settings)
     paths = [d / f"{name}.csv", d / f"{name}.md"]
     df.to_csv(paths[0], index=False)
     paths[1].write_text(f"{caption}\n\n{df.to_markdown(index=False)}\n", encoding="utf-8")

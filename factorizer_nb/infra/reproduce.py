@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, logging, sys, time
 from pathlib import Path
-from ..core.data import LANGS, load_settings, project_root
+from ..core.data import LANGS, load_settings, project_root, run_dir
 
 # %% auto #0
 __all__ = ['log', 'paper_notebooks', 'run_notebooks', 'run_summaries', 'main']
@@ -26,7 +26,7 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
     notebooks = [Path(n) for n in (notebooks or paper_notebooks(root))]
     for lang in langs: load_settings(lang_param or lang, profile)   # fail fast, before any run, on an unknown language or profile
     for lang in langs:
-        out_dir = Path(runs_dir or root / "runs") / lang
+        out_dir = Path(runs_dir) / lang if runs_dir else run_dir(lang, profile=profile)   # runs/<lang>, or runs/<lang>-<profile>
         out_dir.mkdir(parents=True, exist_ok=True)
         for nb in notebooks:
             t0, err = time.time(), None
@@ -51,14 +51,14 @@ def main(argv: list[str] | None = None) -> int:
     "Command line: run the paper notebooks per language; exit 1 if any run failed."
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.reproduce", description=__doc__)
     ap.add_argument("--langs", nargs="+", default=["en"], help=f"languages ({' '.join(LANGS)})")
-    ap.add_argument("--profile", default="small", help="settings profile: paper, small or tiny")
+    ap.add_argument("--profile", default="small", help="settings profile: small (default), tiny, medium or paper (see settings.ini)")
     ap.add_argument("--notebooks", nargs="*", help="notebooks to run (default: all of nbs/paper)")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     res = run_notebooks(a.langs, a.profile, a.notebooks)
     if not a.notebooks: res.update(run_summaries(a.langs, a.profile))
     failed = [k for k, v in res.items() if v]
-    for lang, nb in failed: log.error("failed: %s %s (executed copy in runs/%s/%s)", lang, nb, lang, nb)
+    for lang, nb in failed: log.error("failed: %s %s (executed copy in %s)", lang, nb, run_dir(lang, profile=a.profile) / nb)
     return 1 if failed else 0
 
 # %% ../../nbs/infra/91_reproduce.ipynb #f0b85840
