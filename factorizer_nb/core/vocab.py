@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/02_vocab.ipynb #56476b5c
 from __future__ import annotations
-import json, math
+import hashlib, json, math, os, pickle, subprocess, sys
 from pathlib import Path
 from typing import Iterable, Iterator
 import dawg
@@ -13,14 +13,14 @@ from .data import atomic_write
 
 # %% auto #0
 __all__ = ['NUM_CODEBOOKS', 'CODEBOOK_SIZE', 'FORMAT_MAGIC', 'FORMAT_VERSION', 'RECORD_FORMAT', 'AUTHORS_RECORD_FORMAT',
-           'PAYLOAD_SEPARATOR', 'NUL_KEY', 'escape_bytes', 'unescape_key', 'subword_bytes', 'bytes_subword',
-           'has_stray_bytes', 'display_subword', 'triplet_to_flat', 'flat_to_triplet', 'Vocabulary',
+           'PAYLOAD_SEPARATOR', 'NUL_KEY', 'DAWG_UNIT_BYTES', 'escape_bytes', 'unescape_key', 'subword_bytes',
+           'bytes_subword', 'has_stray_bytes', 'display_subword', 'triplet_to_flat', 'flat_to_triplet', 'Vocabulary',
            'VocabularyFormatError', 'write_authors_dawg']
 
 # %% ../../nbs/core/02_vocab.ipynb #19e88124
 NUM_CODEBOOKS, CODEBOOK_SIZE = 3, 256
 FORMAT_MAGIC = b"FACTORIZER-NB-VOCAB\n"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2      # 2: the header holds the body's sha256; version-1 files (no checksum) are still read
 RECORD_FORMAT = "<dBBB"          # ours: float64 log p, then r, g, b
 AUTHORS_RECORD_FORMAT = "fBBB"   # authors' v1.0.0 files: float32 score, then r, g, b
 PAYLOAD_SEPARATOR = b"\xff"      # never occurs in valid UTF-8
@@ -124,39 +124,102 @@ class Vocabulary:
 
 # %% ../../nbs/core/02_vocab.ipynb #fc84e4fa
 class VocabularyFormatError(ValueError):
-    "A file that is neither a factorizer-nb vocabulary nor an authors' `fBBB` DAWG."
+    "A file that is neither a factorizer-nb vocabulary nor an authors' `fBBB` DAWG, or one that is corrupt."
+
+DAWG_UNIT_BYTES = 4     # a dawgdic unit; no record of a real vocabulary takes less, so a body of n bytes holds at most n // 4 records
 
 @patch
 def save(self: Vocabulary, path: str | Path, meta: dict | None = None) -> Path:
-    "Write the vocabulary in the factorizer-nb format (magic, JSON header with `meta` or the vocabulary's own, DAWG bytes)."
-    path = Path(path)
-    header = dict(format_version=FORMAT_VERSION, record_format=RECORD_FORMAT, size=len(self), meta=self.meta if meta is None else meta)
-    return atomic_write(path, lambda t: t.write_bytes(FORMAT_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n" + self.dawg.tobytes()))
+    "Write the vocabulary in the factorizer-nb format (magic, JSON header with `meta` or the vocabulary's own and the body's sha256, DAWG bytes)."
+    body = self.dawg.tobytes()
+    header = dict(format_version=FORMAT_VERSION, record_format=RECORD_FORMAT, size=len(self), sha256=hashlib.sha256(body).hexdigest(),
+                  meta=self.meta if meta is None else meta)
+    return atomic_write(Path(path), lambda t: t.write_bytes(FORMAT_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n" + body))
 
-def _from_dawg(d, meta: dict, path) -> Vocabulary:
-    try: items = [(bytes_subword(unescape_key(k)), rec[1:], rec[0]) for k, rec in d.iteritems()]
+def _check_layout(body: bytes, path) -> None:
+    "A dawgdic body is `[n][n 4-byte units][m][m 2-byte guide units]` with m = n; check the sizes before dawg allocates them."
+    if len(body) < 8: raise VocabularyFormatError(f"{path}: not a valid DAWG: too short ({len(body)} bytes)")
+    n = int.from_bytes(body[:4], "little")
+    m = int.from_bytes(body[4 + 4 * n:8 + 4 * n], "little") if 8 + 4 * n <= len(body) else -1
+    if m != n or len(body) != 8 + 6 * n:
+        raise VocabularyFormatError(f"{path}: not a valid DAWG: its size fields ({n:,} units, guide {m:,}) do not fit its {len(body):,} bytes "
+                                    "(corrupt, truncated, or not a vocabulary file)")
+
+def _records(d, path, body_bytes: int):
+    "The DAWG's records, stopping with `VocabularyFormatError` where a corrupt file would loop (a repeated record, or more than it can hold)."
+    seen, limit = set(), max(1, body_bytes // DAWG_UNIT_BYTES)
+    for k, rec in d.iteritems():
+        if (k, rec) in seen or len(seen) >= limit or len(k) > limit:
+            raise VocabularyFormatError(f"{path}: corrupt DAWG (its records repeat or outnumber what {body_bytes:,} bytes can hold)")
+        seen.add((k, rec))
+        yield k, rec
+
+# Run by `_isolated_records` in a child process: parse the DAWG from stdin, bounded as in `_records`, and pickle its records to stdout.
+_CHILD_READER = """
+import pickle, sys, dawg
+fmt, limit = sys.argv[1], int(sys.argv[2])
+d = dawg.RecordDAWG(fmt, payload_separator=bytes.fromhex(sys.argv[3])).frombytes(sys.stdin.buffer.read())
+seen = []
+for k, rec in d.iteritems():
+    if len(seen) >= limit or len(k) > limit: sys.exit("more records than the file can hold")
+    seen.append((k, rec))
+if len(set(seen)) < len(seen): sys.exit("repeated records")
+pickle.dump(seen, sys.stdout.buffer)
+"""
+
+def _isolated_records(body: bytes, fmt: str, path, timeout_s: float | None = None) -> list:
+    "Records of a DAWG without a checksum, parsed in a child process: dawgdic does not bounds-check, so a corrupt file may crash, loop or exhaust memory."
+    limit = max(1, len(body) // DAWG_UNIT_BYTES)
+    mem = (1 << 30) + 64 * len(body)                         # address space of the child: 1 GiB + 64x the file
+    def cap():
+        try: import resource; resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        except (ImportError, ValueError, OSError): pass      # not POSIX: the timeout still holds
+    timeout_s = timeout_s or 30 + len(body) / 1e6            # generous: a 10 MB vocabulary reads in about a second
+    try: r = subprocess.run([sys.executable, "-c", _CHILD_READER, fmt, str(limit), PAYLOAD_SEPARATOR.hex()], input=body,
+                            capture_output=True, timeout=timeout_s, preexec_fn=cap if os.name == "posix" else None)
+    except subprocess.TimeoutExpired as e: raise VocabularyFormatError(f"{path}: corrupt DAWG (reading it did not end in {timeout_s:.0f} s)") from e
+    if r.returncode:
+        why = f"the reader was killed by signal {-r.returncode}" if r.returncode < 0 else r.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        raise VocabularyFormatError(f"{path}: corrupt DAWG ({why})")
+    return pickle.loads(r.stdout)                            # written by our own child process above
+
+def _from_records(records, meta: dict, path) -> Vocabulary:
+    try: items = [(bytes_subword(unescape_key(k)), tuple(rec[1:]), rec[0]) for k, rec in records]
+    except VocabularyFormatError: raise
     except Exception as e: raise VocabularyFormatError(f"{path}: the DAWG's records cannot be read as (score, r, g, b): {e}") from e
     return Vocabulary(items, meta)
 
+def _read_header(data: bytes, path) -> tuple[dict, bytes]:
+    "Our header and the DAWG body, checked against the header's sha256 before anything parses the body."
+    head, _, body = data[len(FORMAT_MAGIC):].partition(b"\n")
+    try: header = json.loads(head)
+    except ValueError as e: raise VocabularyFormatError(f"{path}: corrupt header line") from e
+    if not isinstance(header, dict) or header.get("format_version") not in (1, FORMAT_VERSION):
+        v = header.get("format_version") if isinstance(header, dict) else None
+        raise VocabularyFormatError(f"{path}: format version {v} is not supported (this library reads 1 and {FORMAT_VERSION})")
+    if header["format_version"] >= 2 and header.get("sha256") != hashlib.sha256(body).hexdigest():
+        raise VocabularyFormatError(f"{path}: checksum mismatch: the file is corrupt or truncated")
+    if header.get("record_format") not in (RECORD_FORMAT, AUTHORS_RECORD_FORMAT):
+        raise VocabularyFormatError(f"{path}: unknown record format {header.get('record_format')!r}")
+    return header, body
+
 @patch(cls_method=True)
 def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
-    "Read a vocabulary in the factorizer-nb format or the authors' released `fBBB` DAWG."
+    "Read a vocabulary in the factorizer-nb format (checksum verified) or the authors' released `fBBB` DAWG (parsed in a child process, bounded by its size)."
     path = Path(path)
     if not path.is_file(): raise FileNotFoundError(f"No vocabulary file at {path}")
     data = path.read_bytes()
-    if data.startswith(FORMAT_MAGIC):
-        head, _, body = data[len(FORMAT_MAGIC):].partition(b"\n")
-        try: header = json.loads(head)
-        except ValueError as e: raise VocabularyFormatError(f"{path}: corrupt header line") from e
-        if header.get("format_version") != FORMAT_VERSION:
-            raise VocabularyFormatError(f"{path}: format version {header.get('format_version')} is not supported (this library reads {FORMAT_VERSION})")
-        fmt, meta = header["record_format"], dict(header.get("meta", {}), source_format=f"factorizer-nb v{FORMAT_VERSION}")
+    if ours := data.startswith(FORMAT_MAGIC):
+        header, body = _read_header(data, path)
+        fmt, meta = header.get("record_format"), dict(header.get("meta") or {}, source_format=f"factorizer-nb v{header['format_version']}")
     else: body, fmt, meta = data, AUTHORS_RECORD_FORMAT, dict(source_format="authors fBBB DAWG")
-    try: d = dawg.RecordDAWG(fmt, payload_separator=PAYLOAD_SEPARATOR).frombytes(body)
-    except Exception as e:
-        raise VocabularyFormatError(f"{path} is neither a factorizer-nb vocabulary nor an authors' fBBB DAWG ({e})") from e
-    vocab = _from_dawg(d, meta, path)
-    if data.startswith(FORMAT_MAGIC) and len(vocab) != header.get("size"):
+    _check_layout(body, path)
+    if ours and header["format_version"] >= 2:               # checksum verified: dawg may parse it here
+        try: d = dawg.RecordDAWG(fmt, payload_separator=PAYLOAD_SEPARATOR).frombytes(body)
+        except Exception as e: raise VocabularyFormatError(f"{path}: its DAWG cannot be read ({e})") from e
+        vocab = _from_records(_records(d, path, len(body)), meta, path)
+    else: vocab = _from_records(_isolated_records(body, fmt, path), meta, path)
+    if ours and len(vocab) != header.get("size"):
         raise VocabularyFormatError(f"{path}: header says {header.get('size')} subwords, file holds {len(vocab)} (truncated?)")
     return vocab
 
