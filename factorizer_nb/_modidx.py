@@ -501,6 +501,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                     'factorizer_nb/factorizer/training.py'),
                                                    'factorizer_nb.factorizer.training.restore_state': ( 'factorizer/training.html#restore_state',
                                                                                                         'factorizer_nb/factorizer/training.py'),
+                                                   'factorizer_nb.factorizer.training.run_fingerprint': ( 'factorizer/training.html#run_fingerprint',
+                                                                                                          'factorizer_nb/factorizer/training.py'),
                                                    'factorizer_nb.factorizer.training.save_state': ( 'factorizer/training.html#save_state',
                                                                                                      'factorizer_nb/factorizer/training.py'),
                                                    'factorizer_nb.factorizer.training.train': ( 'factorizer/training.html#train',

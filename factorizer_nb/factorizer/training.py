@@ -4,7 +4,7 @@
 
 # %% ../../nbs/factorizer/11_training.ipynb #cd383787
 from __future__ import annotations
-import argparse, contextlib, csv, logging, math, os, sys
+import argparse, contextlib, csv, hashlib, logging, math, os, sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Sequence
@@ -13,7 +13,7 @@ import torch.distributed as dist
 from fastcore.basics import patch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
-from ..core.data import atomic_write, load_settings, word_counts
+from ..core.data import DataError, atomic_write, load_settings, training_counts
 from ..core.vocab import CODEBOOK_SIZE, triplet_to_flat
 from .vqvae import FactorizerVQVAE, MAX_BYTES, PAD_TOKEN, word_tokens
 
@@ -21,8 +21,8 @@ log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'LOG_COLUMNS', 'WordSampler', 'ASAM', 'VQConfig', 'model_from_config', 'make_optimizer', 'TrainState',
-           'new_state', 'ema_decay', 'train_step', 'merge_prior', 'load_checkpoint', 'save_state', 'restore_state',
-           'train', 'main']
+           'new_state', 'ema_decay', 'train_step', 'merge_prior', 'load_checkpoint', 'save_state', 'run_fingerprint',
+           'restore_state', 'train', 'main']
 
 # %% ../../nbs/factorizer/11_training.ipynb #11164f19
 class WordSampler:
@@ -268,7 +268,7 @@ def load_checkpoint(path: Path) -> dict:
     except Exception as e: raise RuntimeError(f"checkpoint {path} cannot be read ({e}); delete it to start over") from e
 
 # %% ../../nbs/factorizer/11_training.ipynb #f76cfa4f
-def save_state(path: Path, st: TrainState, cfg: VQConfig) -> Path | None:
+def save_state(path: Path, st: TrainState, cfg: VQConfig, fingerprint: dict | None = None) -> Path | None:
     "Merge the queued triplets into the prior, gather every process's RNG states; rank 0 writes the checkpoint."
     rank, world = _world()
     st.prior, st.pending = merge_prior(st.prior, st.pending), []
@@ -278,17 +278,31 @@ def save_state(path: Path, st: TrainState, cfg: VQConfig) -> Path | None:
     if rank != 0: return None
     ckpt = dict(step=st.step, model=st.model.state_dict(), ema={n: t.cpu() for n, t in st.ema.items()},
                 optimizer=st.opt.state_dict(), scheduler=st.sched.state_dict(), rng=rngs, prior=st.prior,
-                config=st.model.config, settings=cfg.to_settings())
+                config=st.model.config, settings=cfg.to_settings(), fingerprint=fingerprint)
     return atomic_write(path, lambda tmp: torch.save(ckpt, tmp))
 
+# %% ../../nbs/factorizer/11_training.ipynb #98c672b0
+def run_fingerprint(cfg: VQConfig, counts: Sequence[tuple[str, int]], **provenance) -> dict:
+    "Everything that determines a run's result: settings and seed, the sha256 of the word list, the number of processes, and `provenance` (language, data files)."
+    h = hashlib.sha256()
+    for w, c in counts: h.update(f"{w}\t{c}\n".encode("utf-8", "surrogatepass"))
+    return dict(settings=cfg.to_settings(), words_sha256=h.hexdigest(), n_words=len(counts), world_size=_world()[1], **provenance)
+
 # %% ../../nbs/factorizer/11_training.ipynb #bada05f8
-def restore_state(path: Path, st: TrainState) -> TrainState:
-    "Load a checkpoint into `st`: weights, EMA, optimizer, schedule, prior, step and this process's RNG states."
+def restore_state(path: Path, st: TrainState, fingerprint: dict | None = None) -> TrainState:
+    "Load a checkpoint into `st`: weights, EMA, optimizer, schedule, prior, step and this process's RNG states; refuse another run's."
     rank, _ = _world()
     ck = load_checkpoint(path)
     if ck["config"] != st.model.config:
         raise ValueError(f"{path} holds a model of another shape ({ck['config']}); the settings ask for {st.model.config}. "
                          f"Use another output directory or delete the checkpoint.")
+    if fingerprint is not None and ck.get("fingerprint") != fingerprint:
+        theirs = ck.get("fingerprint") or {}
+        diff = sorted(k for k in set(theirs) | set(fingerprint) if theirs.get(k) != fingerprint.get(k))
+        diff = [f"{k}.{s}" for k in diff for s in sorted(set(theirs.get(k, {})) | set(fingerprint.get(k, {})))
+                if theirs.get(k, {}).get(s) != fingerprint.get(k, {}).get(s)] if diff == ["settings"] else diff
+        raise ValueError(f"{path} belongs to another run (it differs in {', '.join(diff) if theirs else 'everything: it has no fingerprint'}); "
+                         f"use another output directory or delete the checkpoint to start over.")
     st.model.load_state_dict(ck["model"]); st.opt.load_state_dict(ck["optimizer"]); st.sched.load_state_dict(ck["scheduler"])
     device = next(st.model.parameters()).device
     st.ema = {n: t.to(device) for n, t in ck["ema"].items()}
@@ -297,11 +311,13 @@ def restore_state(path: Path, st: TrainState) -> TrainState:
     return st
 
 # %% ../../nbs/factorizer/11_training.ipynb #b579a408
-def _truncate_log(path: Path, step: int):
-    "Drop log rows written after the checkpoint we resume from."
-    if not path.exists(): return
-    rows = list(csv.reader(open(path, newline="")))
-    with open(path, "w", newline="") as f: csv.writer(f).writerows([r for r in rows if not r[0].isdigit() or int(r[0]) <= step])
+def _truncate_log(path: Path, step: int, columns: Sequence[str]):
+    "Rewrite the log as one header and the complete rows of steps 1..`step` (the checkpoint we resume from; 0: no checkpoint)."
+    rows = list(csv.reader(open(path, newline=""))) if path.exists() else []
+    keep = {int(r[0]): r for r in rows if len(r) == len(columns) and r[0].isdigit() and 0 < int(r[0]) <= step}
+    def write(tmp: Path):
+        with open(tmp, "w", newline="") as f: csv.writer(f).writerows([list(columns), *(keep[s] for s in sorted(keep))])
+    atomic_write(path, write)
 
 # %% ../../nbs/factorizer/11_training.ipynb #f1b2248f
 LOG_COLUMNS = ["step", "loss", "recon_nll", "commit", "perplexity", "usage", "revived", "lr"]
@@ -322,23 +338,22 @@ def _check_same_weights(model: torch.nn.Module):
 
 # %% ../../nbs/factorizer/11_training.ipynb #248cf97c
 def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, cfg: VQConfig | dict, device: str | torch.device = "cpu",
-          stop_after: int | None = None, progress: bool = True) -> Path:
-    "Train (or resume) a VQ-VAE on a word-frequency list; returns the checkpoint path."
+          stop_after: int | None = None, progress: bool = True, provenance: dict | None = None) -> Path:
+    "Train (or resume, under the same fingerprint) a VQ-VAE on a word-frequency list; returns the checkpoint path."
     if isinstance(cfg, dict): cfg = VQConfig.from_settings(cfg)            # a merged settings dict
     out_dir, device, (rank, world) = Path(out_dir), torch.device(device), _world()
     out_dir.mkdir(parents=True, exist_ok=True)
     ckpt_path, log_path = out_dir / "checkpoint.pt", out_dir / "train_log.csv"
-    st, sampler = new_state(cfg, device), WordSampler(counts)
+    st, sampler, fp = new_state(cfg, device), WordSampler(counts), run_fingerprint(cfg, counts, **(provenance or {}))
     if ckpt_path.exists():
-        restore_state(ckpt_path, st)
-        if rank == 0: _truncate_log(log_path, st.step)
+        restore_state(ckpt_path, st, fp)
         log.info("resumed from %s at step %d", ckpt_path, st.step)
+    if rank == 0: _truncate_log(log_path, st.step, LOG_COLUMNS)          # a run killed before its first checkpoint leaves rows
     net = DistributedDataParallel(st.model, broadcast_buffers=False) if world > 1 else st.model
     end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
     bar = tqdm(total=cfg.steps, initial=st.step, disable=not progress or rank != 0, desc="vq-vae", unit="step")
     with open(log_path if rank == 0 else os.devnull, "a", newline="") as log_file, bar:   # one log, written by rank 0
         writer = csv.writer(log_file)
-        if st.step == 0: writer.writerow(LOG_COLUMNS)
         st.model.train()
         while st.step < end:
             s = train_step(st, sampler, cfg, net=net)
@@ -347,7 +362,7 @@ def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, cfg: VQConfig 
             if st.step % 50 == 0: log_file.flush()
             if st.step % cfg.checkpoint_every == 0 or st.step == end:
                 if rank == 0: log_file.flush()
-                save_state(ckpt_path, st, cfg)
+                save_state(ckpt_path, st, cfg, fp)
     _check_same_weights(st.model)
     return ckpt_path
 
@@ -366,10 +381,14 @@ def main(argv: list[str] | None = None) -> int:
     local = int(os.environ.get("LOCAL_RANK", "0"))
     device = torch.device(f"cuda:{local}" if cuda else "cpu")
     if cuda: torch.cuda.set_device(device)
-    S = load_settings(a.lang, a.profile)
-    cfg = VQConfig.from_settings(S)
-    path = train(word_counts(S["freq"], top_n=cfg.top_words), a.out, cfg, device)
-    if world > 1: dist.destroy_process_group()
+    try:
+        S = load_settings(a.lang, a.profile)
+        cfg = VQConfig.from_settings(S)
+        path = train(training_counts(S, top_n=cfg.top_words), a.out, cfg, device, provenance=dict(lang=a.lang, profile=a.profile))
+    except (KeyError, ValueError, DataError) as e:                  # unknown language or profile, another run's checkpoint, missing data
+        raise SystemExit(f"training: {e.args[0] if isinstance(e, KeyError) and e.args else e}") from None
+    finally:
+        if world > 1: dist.destroy_process_group()
     log.info("checkpoint: %s", path)
     return 0
 
