@@ -35,7 +35,7 @@ def main():
     sp = train_sentencepiece(counts, a.vocab_size, "bpe")
 
     def factorizer_uncached():
-        fz = Factorizer(vocab, alpha_split=S["alpha_split"], cache_size=0)
+        fz = Factorizer(vocab, alpha_split=S["alpha_split"], cache_chars=0)
         for s in sents: fz.encode(s)
 
     warm = Factorizer(vocab, alpha_split=S["alpha_split"])

@@ -186,3 +186,30 @@ def test_arbitrary_text(text):
 
 @lru_cache(maxsize=None)
 def _cached(name): return _make(name)
+
+
+def _encode_ids(args):
+    tok, text = args
+    return tok.encode(text).ids
+
+
+def test_pickle_and_pool(tok):
+    "Every tokenizer pickles (its word cache is rebuilt) and gives the same ids in worker processes."
+    import multiprocessing, pickle
+    tok.encode(COVERED)                                         # fill the word cache first
+    back = pickle.loads(pickle.dumps(tok))
+    assert type(back) is type(tok) and back.vocab_size == tok.vocab_size
+    if tok.samples: return                                      # sampled splits differ by design
+    texts = TEXTS + [COVERED]
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        assert pool.map(_encode_ids, [(tok, t) for t in texts]) == [tok.encode(t).ids for t in texts]
+
+
+def test_word_cache_is_bounded_by_characters():
+    "65,536 long words once meant gigabytes of cache; now the cache holds at most `cache_chars` characters."
+    tok = _make("factorizer-bytes")
+    tok.cache_chars = 50_000
+    for i in range(300): tok.encode("x" * 200 + str(i))
+    cache = tok._word_cache
+    assert 0 < cache.chars <= 50_000 and len(cache) < 300
+    assert cache.chars == sum(cache.cost(w, t) for w, t in cache.entries.items())

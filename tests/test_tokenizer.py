@@ -94,7 +94,7 @@ def test_unk_word_scores_and_ids():
 
 
 def test_cache_does_not_change_results():
-    fresh = Factorizer(FZ.vocab, cache_size=0)
+    fresh = Factorizer(FZ.vocab, cache_chars=0)
     text = "the thing sings 日本 " * 3
     assert FZ.encode(text) == fresh.encode(text)
 

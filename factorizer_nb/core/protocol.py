@@ -6,7 +6,7 @@
 from __future__ import annotations
 import base64, json, math, re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from collections import OrderedDict
 from importlib import import_module
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
@@ -15,7 +15,7 @@ from .data import atomic_write
 
 # %% auto #0
 __all__ = ['SPECIAL_TOKENS', 'NUM_SPECIAL', 'TOKENIZER_FORMAT', 'TOKENIZER_KINDS', 'Encoding', 'truncate', 'pad_batch',
-           'Tokenizer', 'tokenizer_class', 'load_tokenizer', 'to_b64', 'from_b64', 'CharTokenizer']
+           'Tokenizer', 'WordCache', 'tokenizer_class', 'load_tokenizer', 'to_b64', 'from_b64', 'CharTokenizer']
 
 # %% ../../nbs/core/01_protocol.ipynb #0d86a441
 SPECIAL_TOKENS = ("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]")
@@ -73,7 +73,7 @@ class Tokenizer:
     name: str = ""
     samples: bool = False                      # True if repeated encodings of a text may differ
     has_scores: bool = False                   # True if `encode_word` adds a fifth item, the token's score
-    cache_size: int = 1 << 16
+    cache_chars: int = 1 << 22                # the per-word cache holds at most this many characters (see `WordCache`)
 
     def encode_word(self, word: str) -> list[tuple[str, Any, int, int]]: raise NotImplementedError
     def decode_ids(self, ids: Sequence) -> str: raise NotImplementedError
@@ -93,13 +93,39 @@ class Tokenizer:
     def special_id(self, token: str): return self.base_vocab_size + SPECIAL_TOKENS.index(token)
     def __repr__(self): return f"{type(self).__name__}({self.name!r}, vocab_size={self.vocab_size})"
 
+# %% ../../nbs/core/01_protocol.ipynb #972ec049
+class WordCache:
+    "Least-recently-used cache of word -> tokens, bounded by the total characters of the words and token strings it holds."
+    def __init__(self, max_chars: int):
+        if not isinstance(max_chars, int) or max_chars < 0: raise ValueError(f"cache size must be an int >= 0 characters, got {max_chars!r}")
+        self.max_chars, self.chars, self.entries = max_chars, 0, OrderedDict()
+    @staticmethod
+    def cost(word: str, tokens: tuple) -> int: return len(word) + sum(len(t[0]) for t in tokens)
+    def __len__(self): return len(self.entries)
+    def get(self, word: str, compute):
+        "The cached tokens of `word`, or `compute(word)`, cached if it fits."
+        hit = self.entries.get(word)
+        if hit is not None: self.entries.move_to_end(word); return hit
+        tokens = compute(word)
+        if (c := self.cost(word, tokens)) <= self.max_chars:
+            self.entries[word] = tokens; self.chars += c
+            while self.chars > self.max_chars:
+                w, t = self.entries.popitem(last=False); self.chars -= self.cost(w, t)
+        return tokens
+
+# %% ../../nbs/core/01_protocol.ipynb #38682779
+@patch
+def __getstate__(self: Tokenizer) -> dict:
+    "Pickle a tokenizer without its word cache (rebuilt on first use), so that it can go to worker processes."
+    return {k: v for k, v in self.__dict__.items() if k != "_word_cache"}
+
 # %% ../../nbs/core/01_protocol.ipynb #67be4ded
 @patch
 def _word_tokens(self: Tokenizer, word: str) -> tuple:
     "`encode_word` with the word's spans stretched to its edges (one `[UNK]` if it gave nothing), cached unless the tokenizer samples."
     if self.samples: return self._spanned(word)
-    if "_word_cache" not in self.__dict__: self._word_cache = lru_cache(maxsize=self.cache_size)(self._spanned)
-    return self._word_cache(word)
+    if "_word_cache" not in self.__dict__: self._word_cache = WordCache(self.cache_chars)
+    return self._word_cache.get(word, self._spanned)
 
 @patch
 def _spanned(self: Tokenizer, word: str) -> tuple:

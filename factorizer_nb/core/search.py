@@ -19,6 +19,8 @@ def shortest_split(vocab: Vocabulary, key: str, alpha_split: float = 0.1, sigma_
                    rng: random.Random | None = None, fallback: dict[int, int] | None = None,
                    fallback_cost: float = 1e4, blocked: Iterable[int] = (), edge_ok=None) -> list[Edge] | None:
     "Minimum-score split of escaped `key` into vocabulary subwords (none ending at a `blocked` position), or None."
+    if not (math.isfinite(alpha_split) and math.isfinite(sigma_sample)):
+        raise ValueError(f"alpha_split and sigma_sample must be finite, got {alpha_split!r} and {sigma_sample!r}")
     n, max_len = len(key), vocab.max_len
     prefixes, entries = vocab.dawg.prefixes, vocab.entries           # hot loop: bind once
     if sigma_sample and rng is None: rng = random.Random()

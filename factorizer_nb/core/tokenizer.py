@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/04_tokenizer.ipynb #dec96b22
 from __future__ import annotations
-import math, random
+import math, numbers, random
 from bisect import bisect_left, bisect_right
 from pathlib import Path
 from typing import Sequence
@@ -15,7 +15,7 @@ from .vocab import Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes
 from .search import shortest_split
 
 # %% auto #0
-__all__ = ['SPECIAL_IDS', 'UNK', 'UNK_ID', 'PAD_ID', 'join_tokens', 'Factorizer']
+__all__ = ['SPECIAL_IDS', 'UNK', 'UNK_ID', 'PAD_ID', 'join_tokens', 'finite_number', 'Factorizer']
 
 # %% ../../nbs/core/04_tokenizer.ipynb #7cd7ddf8
 SPECIAL_IDS = {tok: (CODEBOOK_SIZE + k,) * NUM_CODEBOOKS for k, tok in enumerate(SPECIAL_TOKENS)}
@@ -45,21 +45,29 @@ def _offsets(starts: list[int], n_bytes: int, a: int, b: int) -> tuple[int, int]
     e = 0 if b <= _BOW_LEN else len(starts) if b >= end_content else bisect_left(starts, b)
     return s, max(s, e)
 
+# %% ../../nbs/core/04_tokenizer.ipynb #bd0b539d
+def finite_number(name: str, x) -> float:
+    "`x` as a float if it is a finite real number, else a `ValueError` naming the parameter (NaN would turn every word into `[UNK]`)."
+    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
+        raise ValueError(f"{name} must be a finite number, got {x!r}")
+    return float(x)
+
 # %% ../../nbs/core/04_tokenizer.ipynb #45e22b60
 class Factorizer(Tokenizer):
     "FACTORIZER tokenizer over a static `Vocabulary` (paper §3.2): optimal or sampled splits of each word."
     kind, id_shape, has_scores = "factorizer", (NUM_CODEBOOKS,), True
     def __init__(self, vocab: Vocabulary | str | Path, alpha_split: float = 0.1, sigma_sample: float = 0.0,
-                 seed: int | None = None, unk: str = "word", cache_size: int = 1 << 16, name: str = "FACTORIZER"):
+                 seed: int | None = None, unk: str = "word", cache_chars: int = 1 << 22, name: str = "FACTORIZER"):
         self.vocab = vocab if isinstance(vocab, Vocabulary) else Vocabulary.load(vocab)
         if len(self.vocab) == 0: raise ValueError("the vocabulary is empty")
         max_logp = max(lp for lp, _ in self.vocab.entries.values())
+        alpha_split, sigma_sample = finite_number("alpha_split", alpha_split), finite_number("sigma_sample", sigma_sample)
         if alpha_split < max_logp:
             raise ValueError(f"alpha_split={alpha_split} makes some scores negative (max log p is {max_logp}); Dijkstra needs alpha_split >= {max_logp}")
         if sigma_sample < 0: raise ValueError(f"sigma_sample must be >= 0, got {sigma_sample}")
         if unk not in ("word", "parts"): raise ValueError(f"unk must be 'word' or 'parts', got {unk!r}")
         self.alpha_split, self.sigma_sample, self.seed, self.unk = alpha_split, sigma_sample, seed, unk
-        self.name, self.cache_size, self.rng = name, cache_size, random.Random(seed)
+        self.name, self.cache_chars, self.rng = name, cache_chars, random.Random(seed)
 
     @property
     def samples(self) -> bool: return self.sigma_sample > 0

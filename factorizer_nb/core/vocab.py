@@ -122,6 +122,16 @@ class Vocabulary:
             self._inverse = inv
         return self._inverse.get(tuple(triplet))
 
+# %% ../../nbs/core/02_vocab.ipynb #c5ee0fbe
+@patch
+def __getstate__(self: Vocabulary) -> dict:
+    "Pickle the entries and meta only; the DAWG is rebuilt on unpickling (so vocabularies and tokenizers go to worker processes)."
+    return dict(entries=self.entries, meta=self.meta)
+
+@patch
+def __setstate__(self: Vocabulary, state: dict):
+    self.__init__(((bytes_subword(unescape_key(k)), t, lp) for k, (lp, t) in state["entries"].items()), state["meta"])
+
 # %% ../../nbs/core/02_vocab.ipynb #fc84e4fa
 class VocabularyFormatError(ValueError):
     "A file that is neither a factorizer-nb vocabulary nor an authors' `fBBB` DAWG, or one that is corrupt."
