@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/00_data.ipynb #d3e2ce1d
 from __future__ import annotations
-import configparser, csv, hashlib, io, lzma, math, os, random, re, sys, urllib.request
+import configparser, csv, hashlib, io, lzma, math, os, random, re, sys, urllib.error, urllib.request
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -92,10 +92,11 @@ def registry() -> dict[str, DataFile]:
 _verified: dict[Path, tuple] = {}
 
 def _how_to_get(rel: str) -> str:
-    r = registry().get(rel)
-    src = f"source: {r.url}" if r and r.url != "-" else f"source: {r.note}" if r else "not in data/registry.tsv"
-    return (f"{src}. Get it with `python -m factorizer_nb.core.data download {rel}`, "
-            f"or point $FACTORIZER_NB_DATA at a data mirror that has it.")
+    "How to obtain a data file: download it (with its URL), or, for one assembled from several sources, how it is built."
+    r, mirror = registry().get(rel), "point $FACTORIZER_NB_DATA at a data mirror that has it"
+    if r is None: return f"it is not in data/registry.tsv; {mirror}."
+    if r.url == "-": return f"it cannot be downloaded as one file ({r.note}); {mirror}, or build it as described."
+    return f"get it from {r.url} with `python -m factorizer_nb.core.data download {rel}`, or {mirror}."
 
 def data_path(rel: str | Path) -> Path:
     "Absolute path of a data file; a clear `DataError` if it is missing."
@@ -148,7 +149,11 @@ def fetch(rel: str, dest: Path | None = None, opener=urllib.request.urlopen) -> 
     if entry is None: raise DataError(f"{rel} is not in data/registry.tsv")
     if entry.url == "-": raise DataError(f"{rel} has no single public file to download: {entry.note}")
     out = (dest or data_dir()) / rel
-    with opener(entry.url) as r: raw = r.read()
+    try:
+        with opener(entry.url, timeout=60) as r: raw = r.read()
+    except (OSError, ValueError) as e:                       # URLError (offline, DNS, HTTP) is an OSError
+        raise DataError(f"Could not download {rel} from {entry.url} ({getattr(e, 'reason', e)}); if this machine is offline, "
+                        f"point $FACTORIZER_NB_DATA at a data mirror that has it.") from e
     if hashlib.sha256(raw).hexdigest() != entry.sha256:
         raise DataError(f"Downloaded {entry.url} but its sha256 differs from data/registry.tsv; nothing was written.")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -368,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.core.data")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("download", help="fetch missing files from their public URLs").add_argument("paths", nargs="*")
-    sub.add_parser("check", help="verify every registry file present in the data directory")
+    sub.add_parser("check", help="check that every file of data/registry.tsv is in the data directory, decompresses, and has its sha256")
     a = ap.parse_args(argv)
     if a.cmd == "download":
         try:
@@ -379,10 +384,13 @@ def main(argv: list[str] | None = None) -> int:
             for rel, e in registry().items():
                 if e.url == "-": print(f"not downloadable (assembled from several sources): {rel}: {e.note}")
         return 0
+    print(f"Checking the {len(registry())} files of data/registry.tsv in {data_dir()}: present, readable (decompressed if .xz), "
+          f"and the sha256 of the content as registered.")
     bad = 0
     for rel in registry():
         try: read_bytes(rel); print(f"ok       {rel}")
         except DataError as e: bad += 1; print(f"PROBLEM  {e}")
+    print(f"{len(registry()) - bad} ok, {bad} with problems.")
     return 1 if bad else 0
 
 # %% ../../nbs/core/00_data.ipynb #f0c73dff

@@ -54,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default="small", help="settings profile: small (default), tiny, medium or paper (see settings.ini)")
     ap.add_argument("--notebooks", nargs="*", help="notebooks to run (default: all of nbs/paper)")
     a = ap.parse_args(argv)
+    try:                                                       # every argument is checked before anything runs
+        for lang in a.langs: load_settings(lang, a.profile)
+        missing = [n for n in a.notebooks or [] if not Path(n).is_file()]
+        if missing: raise FileNotFoundError(f"no such notebook: {', '.join(missing)}")
+    except (KeyError, FileNotFoundError) as e:
+        ap.exit(2, f"reproduce: error: {e.args[0] if e.args else e}\n")   # one line, no traceback
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     res = run_notebooks(a.langs, a.profile, a.notebooks)
     if not a.notebooks: res.update(run_summaries(a.langs, a.profile))
