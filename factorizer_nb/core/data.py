@@ -14,9 +14,9 @@ from typing import Iterable, Iterator, Sequence
 __all__ = ['SETTINGS_NAME', 'LANGS', 'DEFAULT_PROFILE', 'ENWIKI_SAMPLE', 'BOW', 'EOW', 'BOW_BYTES', 'EOW_BYTES', 'find_settings',
            'read_settings', 'load_settings', 'DataError', 'DataFile', 'project_root', 'data_dir', 'registry',
            'data_path', 'read_bytes', 'read_text', 'run_dir', 'atomic_write', 'fetch', 'download', 'word_counts',
-           'text_lines', 'ud_sentences', 'sigmorphon', 'bio_sentences', 'fold_case', 'spellings', 'casing_counts',
-           'is_case_folded', 'cased_counts', 'training_counts', 'casing_note', 'mark', 'marked_bytes', 'add_noise',
-           'main']
+           'text_lines', 'ud_sentences', 'sigmorphon', 'bio_sentences', 'ud_texts', 'text_note', 'fold_case',
+           'spellings', 'casing_counts', 'is_case_folded', 'cased_counts', 'training_counts', 'casing_note', 'mark',
+           'marked_bytes', 'add_noise', 'main']
 
 # %% ../../nbs/core/00_data.ipynb #26624c96
 SETTINGS_NAME = "settings.ini"
@@ -205,12 +205,13 @@ def _enwiki_paragraphs() -> Iterator[str]:
                 if len(para.split()) >= 3 and not para.startswith(("|", "!", "{", "Category:")): yield para
 
 def text_lines(source: str = "gensim:enwiki", limit: int | None = None) -> Iterator[str]:
-    "Non-empty lines of running text from an embedded corpus or a data file."
+    "Non-empty lines of running text: `gensim:enwiki`/`gensim:lee`, `ud:` (word forms joined by spaces), `udtext:` (`ud_texts`), `bio:` or a data file."
     if source == "gensim:enwiki": lines = _enwiki_paragraphs()
     elif source == "gensim:lee":
         from gensim.test.utils import datapath
         lines = (l.strip() for l in open(datapath("lee_background.cor"), encoding="utf-8"))
     elif source.startswith("ud:"): lines = (" ".join(words) for words in ud_sentences(source[3:]))
+    elif source.startswith("udtext:"): lines = iter(ud_texts(source[7:]))
     elif source.startswith("bio:"): lines = ("".join(toks) for toks in bio_sentences(source[4:]))
     else: lines = (l.strip() for l in read_text(source).splitlines())
     n = 0
@@ -253,6 +254,33 @@ def bio_sentences(rel: str) -> list[list[str]]:
         if line.strip(): cur.append(line.split("\t")[0])
         elif cur: out.append(cur); cur = []
     return out + ([cur] if cur else [])
+
+# %% ../../nbs/core/00_data.ipynb #e83c6dc2
+def ud_texts(rel: str) -> list[str]:
+    "Each sentence's `# text` line, or, without one, its surface tokens joined by spaces (none after a `SpaceAfter=No` token)."
+    import conllu
+    out = []
+    for sent in conllu.parse_incr(io.StringIO(read_text(rel))):
+        if sent.metadata.get("text"): out.append(sent.metadata["text"].strip()); continue
+        parts, skip_to = [], 0
+        for tok in sent:
+            tid = tok["id"]
+            if isinstance(tid, tuple) and tid[1] != "-": continue                  # an empty node
+            if isinstance(tid, int) and tid <= skip_to: continue                   # a word inside a multiword token
+            if isinstance(tid, tuple): skip_to = tid[2]
+            parts.append(tok["form"] + ("" if (tok["misc"] or {}).get("SpaceAfter") == "No" else " "))
+        out.append("".join(parts).strip())
+    return out
+
+@lru_cache(maxsize=None)
+def text_note(source: str) -> str:
+    "A running-text source as a caption names it: the file, and for UD whether its `# text` lines or joined word forms were used."
+    if source.startswith(("ud:", "udtext:")):
+        rel = source.split(":", 1)[1]
+        if source.startswith("ud:"): return f"{rel} (word forms joined by spaces)"
+        has = "\n# text = " in "\n" + read_text(rel)
+        return f"{rel} ({'its # text lines' if has else 'word forms joined by spaces: the treebank has no # text lines'})"
+    return source
 
 # %% ../../nbs/core/00_data.ipynb #4e65ece1
 _WORD_RE = re.compile(r"\w+(?:['’]\w+)*")

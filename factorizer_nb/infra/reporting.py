@@ -38,8 +38,9 @@ def data_checksums(files) -> dict:
     out = {}
     for f in files:
         if f in (None, "", "-"): continue
-        if ":" in f and not f.startswith("ud:"): out[f] = "embedded (package data)"; continue
-        rel = f[3:] if f.startswith("ud:") else f
+        prefix, _, rest = f.partition(":")
+        if rest and prefix not in ("ud", "udtext", "bio"): out[f] = "embedded (package data)"; continue
+        rel = rest if rest else f                               # ud:, udtext: and bio: name a data file
         raw = read_bytes(rel)                                   # verified against the registry when it is listed there
         out[rel] = registry()[rel].sha256 if rel in registry() else hashlib.sha256(raw).hexdigest()
     return out
