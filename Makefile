@@ -20,7 +20,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup reproduce sweep medium test check-sync readme bench data lab clean-runs
+.PHONY: setup reproduce sweep medium test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's content changed (nbdev-export rewrites the file, which would defeat a timestamp).
 setup:
@@ -50,6 +50,10 @@ check-sync: setup
 	$(BIN)/python -m factorizer_nb.infra.readme
 	git diff --exit-code -- factorizer_nb nbs pyproject.toml README.md
 	test -z "$$(git status --porcelain --untracked-files=normal -- factorizer_nb nbs)"
+
+# Every manifest under figures/ must come from an ancestor of HEAD, a clean tree, and the settings in settings.ini.
+check-outputs: setup
+	$(BIN)/python -m factorizer_nb.infra.reporting check
 
 # README.md is generated from nbs/index.ipynb.
 readme: setup

@@ -4,13 +4,15 @@
 
 # %% ../../nbs/infra/90_reporting.ipynb #df4e417e
 from __future__ import annotations
-import datetime, hashlib, json, platform, subprocess
+import datetime, hashlib, json, platform, subprocess, sys
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from ..core.data import DEFAULT_PROFILE, project_root, read_bytes, registry
 
 # %% auto #0
-__all__ = ['PACKAGES', 'git_state', 'package_versions', 'data_checksums', 'manifest', 'figure_dir', 'save_figure', 'save_table']
+__all__ = ['PACKAGES', 'VOLATILE_SETTINGS', 'git_state', 'package_versions', 'data_checksums', 'manifest', 'figure_dir',
+           'save_figure', 'save_table', 'output_problems', 'main']
 
 # %% ../../nbs/infra/90_reporting.ipynb #d3cc8661
 PACKAGES = ("factorizer-nb", "torch", "numpy", "sentencepiece", "tokenizers", "gensim", "wordfreq", "dawg2", "conllu",
@@ -83,3 +85,52 @@ def save_table(df, name: str, caption: str, settings: dict, seeds: dict, data_fi
     df.to_csv(paths[0], index=False)
     paths[1].write_text(f"{caption}\n\n{df.to_markdown(index=False)}\n", encoding="utf-8")
     return paths + [_write_manifest(d, name, manifest(caption, settings, seeds, data_files, **extra))]
+
+# %% ../../nbs/infra/90_reporting.ipynb #0e04bff3
+VOLATILE_SETTINGS = ("settings_path",)     # recorded, but where the checkout sits is not a setting
+
+def _manifest_problems(m: dict, head_has, settings_of) -> list[str]:
+    "What makes one manifest stale."
+    out, g, S = [], m.get("git") or {}, m.get("settings") or {}
+    if g.get("dirty"): out.append("made from a working tree with uncommitted changes")
+    if not g.get("sha"): out.append("no git commit recorded")
+    elif head_has(g["sha"]) is False: out.append(f"commit {g['sha'][:10]} is not an ancestor of HEAD")
+    if S.get("lang") and S.get("profile"):
+        try: cur = settings_of(S["lang"], S["profile"])
+        except KeyError as e: return out + [f"settings.ini no longer has {e.args[0] if e.args else e}"]
+        diff = [k for k, v in S.items() if k not in VOLATILE_SETTINGS and cur.get(k, "<missing>") != v]
+        if diff: out.append("settings differ from settings.ini: " + ", ".join(f"{k} ({S[k]!r} -> {cur.get(k, '<missing>')!r})" for k in diff[:6]))
+    elif S: out.append("settings without lang and profile")
+    return out
+
+def output_problems(root: Path | None = None) -> dict[str, list[str]]:
+    "Stale committed outputs: {manifest path: problems} for every manifest under `figures/` that does not match HEAD and settings.ini."
+    from factorizer_nb.core.data import load_settings
+    root = root or project_root()
+    def git(*a): return subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=60)
+    shallow = git("rev-parse", "--is-shallow-repository").stdout.strip() != "false"
+    def head_has(sha):                                       # None: cannot tell in a shallow clone
+        r = git("merge-base", "--is-ancestor", sha, "HEAD")
+        return True if r.returncode == 0 else None if shallow else False
+    settings_of = lru_cache(maxsize=None)(lambda lang, profile: load_settings(lang, profile, root / "settings.ini"))
+    out = {}
+    for f in sorted((root / "figures").rglob("*.manifest.json")):
+        try: probs = _manifest_problems(json.loads(f.read_text(encoding="utf-8")), head_has, settings_of)
+        except ValueError as e: probs = [f"unreadable manifest ({e})"]
+        if probs: out[str(f.relative_to(root))] = probs
+    return out
+
+# %% ../../nbs/infra/90_reporting.ipynb #2cefbac7
+def main(argv: list[str] | None = None) -> int:
+    "`python -m factorizer_nb.infra.reporting check`: list stale outputs under figures/; exit 1 if there are any."
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.reporting")
+    ap.add_argument("cmd", choices=["check"], help="check that every committed output matches HEAD and settings.ini")
+    ap.parse_args(argv)
+    problems = output_problems()
+    for f, probs in problems.items(): print(f"STALE  {f}: {'; '.join(probs)}")
+    print(f"{len(problems)} stale output(s)" if problems else "every output under figures/ matches HEAD and settings.ini")
+    return 1 if problems else 0
+
+# %% ../../nbs/infra/90_reporting.ipynb #57a60dda
+if __name__ == "__main__" and "IPython" not in sys.modules: raise SystemExit(main())
