@@ -20,15 +20,22 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup reproduce sweep medium test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock reproduce sweep medium test check-outputs check-sync readme bench data lab clean-runs
 
-# Reinstalls only when pyproject.toml's content changed (nbdev-export rewrites the file, which would defeat a timestamp).
+# Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
+# Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
 setup:
-	@cmp -s pyproject.toml $(VENV)/.installed || { \
+	@cat pyproject.toml requirements.lock | cmp -s - $(VENV)/.installed || { \
 	  $(PYTHON) -m venv $(VENV) && \
-	  $(BIN)/pip install -q -e ".[dev]" && \
+	  $(BIN)/pip install -q --require-hashes -r requirements.lock && \
+	  $(BIN)/pip install -q --no-deps -e . && \
 	  $(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "factorizer-nb (python3)" >/dev/null && \
-	  cp pyproject.toml $(VENV)/.installed; }
+	  cat pyproject.toml requirements.lock > $(VENV)/.installed; }
+
+# Re-resolve requirements.lock from pyproject.toml (uv reads the package indexes from UV_INDEX_URL, UV_EXTRA_INDEX_URL, UV_FIND_LINKS).
+lock: setup
+	$(BIN)/pip install -q uv
+	$(BIN)/uv pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 --index-strategy unsafe-best-match --no-header -o requirements.lock
 
 reproduce: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile $(PROFILE)
