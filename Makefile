@@ -2,6 +2,7 @@
 #   make reproduce            set up, then run nbs/paper/ with papermill for LANGS (default: en) on PROFILE (default: small)
 #   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest)
 #   make readme               write README.md from nbs/index.ipynb
+#   make docs                 the rendered notebooks, figures and tables as a site in _docs/ (make docs-check: open it in headless Chromium)
 #   make sweep                the small-profile sweep (nbs/paper/heavy/17_profile_sweep, about 50 minutes on 2 cores)
 #   make medium               the FACTORIZER notebooks (11-16) for English on the medium profile (about 75 minutes on 2 cores,
 #                             resumable), into runs/en-medium/ and figures/medium/
@@ -20,7 +21,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock reproduce sweep medium test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check reproduce sweep medium test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -65,6 +66,13 @@ check-outputs: setup
 # README.md is generated from nbs/index.ipynb.
 readme: setup
 	$(BIN)/python -m factorizer_nb.infra.readme
+
+# The notebooks as a static site in _docs/ (MkDocs + mkdocs-jupyter; see nbs/infra/94_docs), and a check of it in headless Chromium.
+docs: setup
+	$(BIN)/python -m factorizer_nb.infra.docs build
+
+docs-check: docs
+	$(BIN)/python -m factorizer_nb.infra.docs check
 
 bench: setup
 	$(BIN)/python benchmarks/bench_encode.py
