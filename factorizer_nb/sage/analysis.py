@@ -11,7 +11,8 @@ import pandas as pd
 from .pruning import WORD_START, SaGeTokenizer, window_pairs
 
 # %% auto #0
-__all__ = ['encode_lines', 'piece_length', 'length_histogram', 'fertility', 'neighbour_stats', 'vocabulary_differences']
+__all__ = ['encode_lines', 'piece_length', 'length_histogram', 'fertility', 'neighbour_stats', 'vocabulary_differences',
+           'context_examples']
 
 # %% ../../nbs/sage/21_analysis.ipynb #3d5e7f90
 def encode_lines(tok: SaGeTokenizer, lines: Iterable[str]) -> list[list[str]]:
@@ -65,3 +66,24 @@ def vocabulary_differences(a: Iterable[str], b: Iterable[str], names=("SaGe", "B
                          length_2_3=sum(piece_length(p) in (2, 3) for p in only) / n,
                          length_5_plus=sum(piece_length(p) >= 5 for p in only) / n))
     return pd.DataFrame(rows)
+
+# %% ../../nbs/sage/21_analysis.ipynb #24e1deff
+def context_examples(toks: dict[str, SaGeTokenizer], kept_by: str, only: Iterable[str], lines: Sequence[str],
+                     n_tokens: int = 4, width: int = 5) -> list[dict]:
+    "For the `n_tokens` pieces of `only` that `toks[kept_by]` uses most on `lines`: a window of ±`width` words around a use, split by each tokenizer."
+    only, split = set(only), toks[kept_by].split_word
+    freq = Counter()
+    for w, c in Counter(w for l in lines for w in l.split()).items():
+        for p in split(WORD_START + w):
+            if p in only: freq[p] += c
+    rows = []
+    for piece, uses in freq.most_common(n_tokens):
+        for line in lines:
+            words = line.split()
+            hit = next((i for i, w in enumerate(words) if piece in split(WORD_START + w)), None)
+            if hit is None: continue
+            window = words[max(0, hit - width):hit + width + 1]
+            rows.append(dict(token=piece, kept_by=kept_by, uses=uses, word=words[hit],
+                             **{n: " ".join(p for w in window for p in t.split_word(WORD_START + w)) for n, t in toks.items()}))
+            break
+    return rows
