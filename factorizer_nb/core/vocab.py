@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/02_vocab.ipynb #56476b5c
 from __future__ import annotations
-import hashlib, json, math, os, pickle, subprocess, sys
+import hashlib, json, math, pickle, subprocess, sys
 from pathlib import Path
 from typing import Iterable, Iterator
 import dawg
@@ -167,6 +167,9 @@ def _records(d, path, body_bytes: int):
 # Run by `_isolated_records` in a child process: parse the DAWG from stdin, bounded as in `_records`, and pickle its records to stdout.
 _CHILD_READER = """
 import pickle, sys, dawg
+try:                                                   # cap the child's own address space (not POSIX: the timeout still holds)
+    import resource; resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[4]), int(sys.argv[4])))
+except (ImportError, ValueError, OSError): pass
 fmt, limit = sys.argv[1], int(sys.argv[2])
 d = dawg.RecordDAWG(fmt, payload_separator=bytes.fromhex(sys.argv[3])).frombytes(sys.stdin.buffer.read())
 seen = []
@@ -181,12 +184,9 @@ def _isolated_records(body: bytes, fmt: str, path, timeout_s: float | None = Non
     "Records of a DAWG without a checksum, parsed in a child process: dawgdic does not bounds-check, so a corrupt file may crash, loop or exhaust memory."
     limit = max(1, len(body) // DAWG_UNIT_BYTES)
     mem = (1 << 30) + 64 * len(body)                         # address space of the child: 1 GiB + 64x the file
-    def cap():
-        try: import resource; resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        except (ImportError, ValueError, OSError): pass      # not POSIX: the timeout still holds
     timeout_s = timeout_s or 30 + len(body) / 1e6            # generous: a 10 MB vocabulary reads in about a second
-    try: r = subprocess.run([sys.executable, "-c", _CHILD_READER, fmt, str(limit), PAYLOAD_SEPARATOR.hex()], input=body,
-                            capture_output=True, timeout=timeout_s, preexec_fn=cap if os.name == "posix" else None)
+    try: r = subprocess.run([sys.executable, "-c", _CHILD_READER, fmt, str(limit), PAYLOAD_SEPARATOR.hex(), str(mem)], input=body,
+                            capture_output=True, timeout=timeout_s)     # no preexec_fn: it is unsafe in a process with threads
     except subprocess.TimeoutExpired as e: raise VocabularyFormatError(f"{path}: corrupt DAWG (reading it did not end in {timeout_s:.0f} s)") from e
     if r.returncode:
         why = f"the reader was killed by signal {-r.returncode}" if r.returncode < 0 else r.stderr.decode(errors="replace").strip().splitlines()[-1:]
