@@ -213,3 +213,18 @@ def test_word_cache_is_bounded_by_characters():
     cache = tok._word_cache
     assert 0 < cache.chars <= 50_000 and len(cache) < 300
     assert cache.chars == sum(cache.cost(w, t) for w, t in cache.entries.items())
+
+
+def test_reseed(tok):
+    "`reseed` makes a sampling tokenizer repeat its draws; it is a no-op for deterministic ones; HF's unseeded dropout says so."
+    text = "tokenization with factorized subwords " * 3
+    if not tok.samples:
+        before = tok.encode(text).ids; tok.reseed(5); assert tok.encode(text).ids == before
+        return
+    if isinstance(tok, HFByteBPE):
+        with pytest.raises(NotImplementedError): tok.reseed(5)
+        return
+    text = " ".join(text_lines("gensim:enwiki", limit=3))
+    tok.reseed(5); first = [tok.encode(text).ids for _ in range(6)]
+    tok.reseed(5); assert [tok.encode(text).ids for _ in range(6)] == first
+    assert len({tuple(map(tuple, f)) if tok.id_shape else tuple(f) for f in first}) > 1      # and it does sample

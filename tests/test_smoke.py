@@ -25,10 +25,10 @@ def test_tokenizer_demo_notebook(tmp_path):
 
 @needs_data
 def test_factorizer_pipeline_notebooks_tiny(tmp_path):
-    "Train, infer the vocabulary and draw Figures 3, 5 and 8 for Scottish Gaelic on the tiny profile."
+    "Train, infer the vocabulary, draw Figures 3, 5 and 8 and train Figure 4's parsers for Scottish Gaelic on the tiny profile."
     from factorizer_nb.infra.reproduce import paper_notebooks, run_notebooks
-    nbs = [n for n in paper_notebooks(ROOT) if n.name[:2] in ("11", "12", "13", "14", "15")]
-    assert len(nbs) == 5
+    nbs = [n for n in paper_notebooks(ROOT) if n.name[:2] in ("11", "12", "13", "14", "15", "41")]
+    assert len(nbs) == 6
     res = run_notebooks(["gd"], "tiny", nbs, runs_dir=tmp_path / "runs",
                         parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures")))
     assert all(v is None for v in res.values()), res
@@ -40,3 +40,10 @@ def test_factorizer_pipeline_notebooks_tiny(tmp_path):
     ours = fig3[fig3.tokenizer == "FACTORIZER"].sort_values("alpha_split")
     assert (ours.subwords_per_word.diff().dropna() <= 1e-12).all()
     assert "spell-checker" in json.loads((out / "fig3_splits_per_word_gd.manifest.json").read_text())["caption"]
+    fig4 = pd.read_csv(out / "fig4_parser_gd.csv")
+    assert set(fig4.family) == {"FACTORIZER", "BPE", "Unigram LM", "SaGe"} and fig4.LAS.between(0, 100).all()
+    from factorizer_nb.downstream.experiments import Point
+    from factorizer_nb.downstream.ud_data import score_conllu
+    for r in fig4.itertuples():                                   # the kept predictions re-score to the figure's numbers
+        d = tmp_path / "work" / "ud" / "fig4" / Point(r.family, r.setting, None).key / f"seed{r.seed}"
+        assert abs(score_conllu(d / "dev.gold.conllu", d / "dev.conllu")["LAS"] - r.LAS) < 1e-9

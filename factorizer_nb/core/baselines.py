@@ -126,6 +126,11 @@ class SentencePieceTokenizer(Tokenizer):
         if seed is not None: spm.set_random_generator_seed(seed)    # sentencepiece's sampling generator is process-wide
         self.settings = _spm_model_settings(self.sp)
 
+    def reseed(self, seed: int) -> None:
+        "Restart sampling from `seed` (sentencepiece's generator is process-wide: this reseeds every model in the process)."
+        import sentencepiece as spm
+        spm.set_random_generator_seed(seed)
+
     @property
     def base_vocab_size(self) -> int: return self.sp.get_piece_size()
     @property
@@ -184,6 +189,7 @@ class HFByteBPE(Tokenizer):
         if not 0.0 <= dropout < 1.0 or dropout != dropout: raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         self.tok.model.dropout = dropout or None
         self.name, self.dropout, self.samples = name, dropout, dropout > 0
+    # no `reseed`: HF tokenizers draws BPE-dropout from an unseeded generator, so runs with dropout are not reproducible bit for bit
 
     @property
     def base_vocab_size(self) -> int: return self.tok.get_vocab_size()

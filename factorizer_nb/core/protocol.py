@@ -201,6 +201,12 @@ def decode_batch(self: Tokenizer, batch: Sequence[Sequence], skip_special_tokens
     "`decode` of each id sequence."
     return [self.decode(ids, skip_special_tokens) for ids in batch]
 
+# %% ../../nbs/core/01_protocol.ipynb #83e87c43
+@patch
+def reseed(self: Tokenizer, seed: int) -> None:
+    "Restart the tokenizer's sampling from `seed` (nothing to do for a deterministic tokenizer)."
+    if self.samples: raise NotImplementedError(f"{type(self).__name__} samples but its sampling cannot be seeded")
+
 # %% ../../nbs/core/01_protocol.ipynb #b8f5f7b0
 TOKENIZER_FORMAT = "factorizer-nb tokenizer"
 TOKENIZER_KINDS = {

@@ -71,6 +71,9 @@ class Factorizer(Tokenizer):
 
     @property
     def samples(self) -> bool: return self.sigma_sample > 0
+    def reseed(self, seed: int) -> None:
+        "Restart sampling from `seed`."
+        self.rng = random.Random(seed)
     def __repr__(self):
         return f"Factorizer({len(self.vocab)} subwords, alpha_split={self.alpha_split}, sigma_sample={self.sigma_sample}, unk={self.unk!r})"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..core.data import LANGS, load_settings, project_root, run_dir
 
 # %% auto #0
-__all__ = ['log', 'paper_notebooks', 'run_notebooks', 'run_summaries', 'main']
+__all__ = ['log', 'paper_notebooks', 'requirements', 'missing_requirements', 'run_notebooks', 'run_summaries', 'main']
 
 # %% ../../nbs/infra/91_reproduce.ipynb #e2dd2af6
 log = logging.getLogger(__name__)
@@ -17,6 +17,17 @@ log = logging.getLogger(__name__)
 def paper_notebooks(root: Path | None = None, part: str = "") -> list[Path]:
     "The parameterized notebooks in `nbs/paper/` (or its subfolder `part`: `summary`, `heavy`), in order."
     return sorted(((root or project_root()) / "nbs" / "paper" / part).glob("[0-9]*.ipynb"))
+
+def requirements(nb: Path) -> list[str]:
+    "Settings a notebook needs (tags `requires-<key>` on its parameters cell)."
+    import json
+    cells = json.loads(Path(nb).read_text(encoding="utf-8")).get("cells", [])
+    tags = [t for c in cells if "parameters" in c.get("metadata", {}).get("tags", []) for t in c["metadata"]["tags"]]
+    return [t.removeprefix("requires-") for t in tags if t.startswith("requires-")]
+
+def missing_requirements(nb: Path, settings: dict) -> list[str]:
+    "The settings `nb` needs that are not available (`-`) for a language."
+    return [k for k in requirements(nb) if str(settings.get(k, "-")).strip() in ("", "-")]
 
 def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_dir=None, parameters: dict | None = None,
                   kernel_name: str | None = None, lang_param: str | None = None) -> dict[tuple[str, str], str | None]:
@@ -30,6 +41,9 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
         out_dir.mkdir(parents=True, exist_ok=True)
         for nb in notebooks:
             t0, err = time.time(), None
+            if (lacking := missing_requirements(nb, load_settings(lang_param or lang, profile))):
+                log.info("skipped %s/%s: no %s for this language in settings.ini", lang, nb.name, ", ".join(lacking))
+                results[(lang, nb.name)] = None; continue
             try:
                 pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=dict(lang=lang_param or lang, profile=profile, **(parameters or {})),
                                     cwd=str(nb.parent), kernel_name=kernel_name, progress_bar=False)
