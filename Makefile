@@ -77,6 +77,7 @@ docs-check: docs
 bench: setup
 	$(BIN)/python benchmarks/bench_encode.py
 	$(BIN)/python benchmarks/bench_vqvae.py
+	$(BIN)/python benchmarks/bench_parser.py
 
 data: setup
 	$(BIN)/python -m factorizer_nb.core.data download

@@ -25,10 +25,10 @@ def test_tokenizer_demo_notebook(tmp_path):
 
 @needs_data
 def test_factorizer_pipeline_notebooks_tiny(tmp_path):
-    "Train, infer the vocabulary, draw Figures 3, 5 and 8 and train Figure 4's parsers for Scottish Gaelic on the tiny profile."
+    "Train, infer the vocabulary, draw Figures 3, 5 and 8, and train and evaluate the parsers of Figures 4 and 6 and the ablation, for Scottish Gaelic on the tiny profile."
     from factorizer_nb.infra.reproduce import paper_notebooks, run_notebooks
-    nbs = [n for n in paper_notebooks(ROOT) if n.name[:2] in ("11", "12", "13", "14", "15", "41")]
-    assert len(nbs) == 6
+    nbs = [n for n in paper_notebooks(ROOT) if n.name[:2] in ("11", "12", "13", "14", "15", "41", "42", "43")]
+    assert len(nbs) == 8
     res = run_notebooks(["gd"], "tiny", nbs, runs_dir=tmp_path / "runs",
                         parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures")))
     assert all(v is None for v in res.values()), res
@@ -47,3 +47,18 @@ def test_factorizer_pipeline_notebooks_tiny(tmp_path):
     for r in fig4.itertuples():                                   # the kept predictions re-score to the figure's numbers
         d = tmp_path / "work" / "ud" / "fig4" / Point(r.family, r.setting, None).key / f"seed{r.seed}"
         assert abs(score_conllu(d / "dev.gold.conllu", d / "dev.conllu")["LAS"] - r.LAS) < 1e-9
+    fig6 = pd.read_csv(out / "fig6_noise_gd.csv")
+    assert set(fig6.p_noise) == {0.0, 0.1} and len(fig6) == 4 * 2
+    clean = fig6[fig6.p_noise == 0].set_index("family").LAS                 # p = 0 is the clean dev set: Figure 4's numbers
+    for fam, las in clean.items(): assert abs(las - fig4[(fig4.family == fam) & (fig4.setting.isin([0.1, 500]))].LAS.iloc[0]) < 1e-9
+    table1 = pd.read_csv(out / "table1_parser_ablation_gd.csv")
+    assert list(table1.model) == ["BPE", "BPE + dropout", "BPE + dropout + averaging", "FACTORIZER", "FACTORIZER + sampling",
+                                  "FACTORIZER + sampling + averaging"]
+    assert table1.LAS.notna().all() and "paper LAS (fine-tuned LM)" in table1
+    summary = ROOT / "nbs/paper/summary/44_parser_languages.ipynb"
+    res = run_notebooks(["summary"], "tiny", [summary], runs_dir=tmp_path / "runs", lang_param="en",
+                        parameters=dict(langs="gd ar", figures_dir=str(out)))
+    assert all(v is None for v in res.values()), res
+    langs = pd.read_csv(out / "table_parser_languages.csv")
+    assert set(langs.lang) == {"gd"} and len(langs) == 4                  # Arabic has no training treebank: named as missing
+    assert "ar (no training treebank)" in json.loads((out / "table_parser_languages.manifest.json").read_text())["caption"]

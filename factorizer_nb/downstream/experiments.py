@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 import conllu
-from ..core.data import training_counts, text_lines, run_dir
+from ..core.data import training_counts, text_lines, run_dir, add_noise
 from ..core.protocol import Tokenizer, load_tokenizer
 from ..core.tokenizer import Factorizer
 from ..core.baselines import train_hf_bpe, HFByteBPE, train_sentencepiece, SentencePieceTokenizer
@@ -21,8 +21,8 @@ from .parser import ParserConfig, encode_words
 from .parser_training import ParserTraining, train_parser
 
 # %% auto #0
-__all__ = ['FAMILIES', 'Point', 'factorizer_points', 'bpe_point', 'unigram_point', 'sage_point', 'subwords_per_word', 'run_grid',
-           'summarise']
+__all__ = ['FAMILIES', 'Point', 'factorizer_points', 'bpe_point', 'unigram_point', 'spm_bpe', 'sage_point', 'noisy_forms',
+           'subwords_per_word', 'run_grid', 'summarise']
 
 # %% ../../nbs/downstream/43_experiments.ipynb #e4aef1f8
 FAMILIES = ("FACTORIZER", "BPE", "Unigram LM", "SaGe")
@@ -59,6 +59,12 @@ def unigram_point(counts, size: int, work: Path) -> Point:
     build = lambda: SentencePieceTokenizer(train_sentencepiece(counts, size, "unigram"), name=f"Unigram LM {size}")
     return Point("Unigram LM", size, _cached(work / f"unigram_{size}.json", build))
 
+def spm_bpe(counts, size: int, work: Path, dropout: float = 0.0, seed: int | None = None) -> SentencePieceTokenizer:
+    "sentencepiece BPE of `size` on the word list `counts`, with seeded BPE-dropout `dropout` (sentencepiece's `alpha` for BPE models)."
+    base = _cached(work / f"spm_bpe_{size}.json", lambda: SentencePieceTokenizer(train_sentencepiece(counts, size, "bpe"), name=f"BPE {size}"))
+    if not dropout: return base
+    return SentencePieceTokenizer(base.sp, name=f"BPE {size} + dropout {dropout:g}", alpha=dropout, seed=seed)
+
 # %% ../../nbs/downstream/43_experiments.ipynb #fa79717f
 def sage_point(S: dict, size: int, work: Path, lines: Sequence[str] | None = None, progress: bool = False) -> Point:
     "SaGe pruned to `size` from sentencepiece BPE trained on the language's running text (`text` in the settings)."
@@ -67,6 +73,12 @@ def sage_point(S: dict, size: int, work: Path, lines: Sequence[str] | None = Non
     out = work if size == int(S["sage_final_vocab"]) else work.with_name(f"{work.name}_{size}")
     sage = SaGe.from_settings(Corpus.from_lines(lines), initial_vocabulary(lines, initial), {**S, "sage_final_vocab": size})
     return Point("SaGe", size, SaGeTokenizer(run_sage(sage, out, progress=progress), name=f"SaGe {size}"))
+
+# %% ../../nbs/downstream/43_experiments.ipynb #accc9af2
+def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0) -> list[list[str]]:
+    "The word forms of `sents` with seeded character noise (`add_noise`), one list per sentence."
+    return [[add_noise(w["form"], p_noise, seed=(seed * 1_000_003 + i) * 1_000 + k) for k, w in enumerate(syntactic_words(s))]
+            for i, s in enumerate(sents)]
 
 # %% ../../nbs/downstream/43_experiments.ipynb #9fbcff82
 def subwords_per_word(tokenizer: Tokenizer, sents: Sequence[conllu.TokenList]) -> float:

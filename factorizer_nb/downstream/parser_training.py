@@ -19,7 +19,7 @@ from .parser import (FIELDS, LabelSet, Parser, ParserConfig, collate, encode_wor
 
 # %% auto #0
 __all__ = ['CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'ParserTraining', 'lr_factor', 'ParserData', 'predict_treebank',
-           'evaluate', 'tokenizer_sha256', 'parser_fingerprint', 'train_parser']
+           'evaluate', 'tokenizer_sha256', 'parser_fingerprint', 'train_parser', 'load_parser']
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #605ae572
 @dataclass(frozen=True)
@@ -105,6 +105,7 @@ def predict_treebank(model: Parser, tokenizer: Tokenizer, sents: Sequence[conllu
 def evaluate(model: Parser, tokenizer: Tokenizer, sents: Sequence[conllu.TokenList], labels: LabelSet, out_dir: Path,
              name: str = "dev", **kw) -> dict[str, float]:
     "Predict `sents`, write `{name}.gold.conllu` and `{name}.conllu` to `out_dir`, and score them with udtools."
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
     gold = write_conllu(sents, Path(out_dir) / f"{name}.gold.conllu")
     return score_conllu(gold, write_conllu(predict_treebank(model, tokenizer, sents, labels, **kw), Path(out_dir) / f"{name}.conllu"))
 
@@ -199,3 +200,15 @@ def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: S
     final = dict(model=model.state_dict(), config=asdict(config), training=asdict(t), classes=labels.classes, fingerprint=fp, scores=scores)
     atomic_write(out / FINAL, lambda p: torch.save(final, p))
     return scores
+
+# %% ../../nbs/downstream/42_parser_training.ipynb #e4dc5094
+def load_parser(run: str | Path, tokenizer: Tokenizer, device: str | torch.device = "cpu") -> tuple[Parser, LabelSet]:
+    "The trained parser of a finished run directory, and its classes, for use with `tokenizer` (whose ids must fit the embedding)."
+    path = Path(run) / FINAL
+    if not path.exists(): raise FileNotFoundError(f"{path} does not exist: the run has not finished (train_parser resumes it)")
+    ck = torch.load(path, map_location=device, weights_only=False)
+    labels = LabelSet(ck["classes"])
+    model = Parser(tokenizer, {f: labels.size(f) for f in FIELDS}, ParserConfig(**ck["config"])).to(device)
+    try: model.load_state_dict(ck["model"])
+    except RuntimeError as e: raise ValueError(f"{path} was trained with a tokenizer of another size than {tokenizer!r}") from e
+    return model.eval(), labels
