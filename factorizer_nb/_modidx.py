@@ -561,6 +561,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                     'factorizer_nb/downstream/parser_training.py'),
                                                           'factorizer_nb.downstream.parser_training.lr_factor': ( 'downstream/parser_training.html#lr_factor',
                                                                                                                   'factorizer_nb/downstream/parser_training.py'),
+                                                          'factorizer_nb.downstream.parser_training.main': ( 'downstream/parser_training.html#main',
+                                                                                                             'factorizer_nb/downstream/parser_training.py'),
                                                           'factorizer_nb.downstream.parser_training.parser_fingerprint': ( 'downstream/parser_training.html#parser_fingerprint',
                                                                                                                            'factorizer_nb/downstream/parser_training.py'),
                                                           'factorizer_nb.downstream.parser_training.predict_treebank': ( 'downstream/parser_training.html#predict_treebank',

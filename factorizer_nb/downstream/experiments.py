@@ -88,14 +88,14 @@ def subwords_per_word(tokenizer: Tokenizer, sents: Sequence[conllu.TokenList]) -
     return sum(n) / max(words, 1)
 
 def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: str | Path, seeds: Sequence[int], *,
-             config: ParserConfig, training: ParserTraining, device: str = "cpu", progress: bool = True) -> pd.DataFrame:
+             config: ParserConfig, training: ParserTraining, device: str = "cpu", progress: bool = True, eval_every: int = 1) -> pd.DataFrame:
     "Train a parser for every point and seed (resuming each); one row per run with the dev scores."
     rows = []
     for p in points:
         spw = subwords_per_word(p.tokenizer, dev)
         for seed in seeds:
             scores = train_parser(p.tokenizer, train, dev, Path(out_root) / p.key / f"seed{seed}", config=config,
-                                  training=replace(training, seed=seed), device=device, progress=progress)
+                                  training=replace(training, seed=seed), device=device, progress=progress, eval_every=eval_every)
             rows.append(dict(family=p.family, setting=p.setting, tokenizer=p.tokenizer.name, seed=seed, subwords_per_word=spw,
                              **{m: scores[m] for m in UD_METRICS}))
     return pd.DataFrame(rows)

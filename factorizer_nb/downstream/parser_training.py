@@ -19,7 +19,7 @@ from .parser import (FIELDS, LabelSet, Parser, ParserConfig, collate, encode_wor
 
 # %% auto #0
 __all__ = ['CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'ParserTraining', 'lr_factor', 'ParserData', 'predict_treebank',
-           'evaluate', 'tokenizer_sha256', 'parser_fingerprint', 'train_parser', 'load_parser']
+           'evaluate', 'tokenizer_sha256', 'parser_fingerprint', 'train_parser', 'load_parser', 'main']
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #605ae572
 @dataclass(frozen=True)
@@ -147,8 +147,8 @@ def _write_log(path: Path, rows: list[dict]):
 # %% ../../nbs/downstream/42_parser_training.ipynb #7887dd46
 def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: Sequence[conllu.TokenList], out_dir: str | Path, *,
                  config: ParserConfig = ParserConfig(), training: ParserTraining = ParserTraining(), device: str | torch.device = "cpu",
-                 progress: bool = True, on_epoch_end: Callable[[int, dict], None] | None = None) -> dict[str, float]:
-    "Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the last epoch."
+                 progress: bool = True, on_epoch_end: Callable[[int, dict], None] | None = None, eval_every: int = 1) -> dict[str, float]:
+    "Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the last epoch (dev is scored every `eval_every` epochs and after the last)."
     out, device, t = Path(out_dir), torch.device(device), training
     out.mkdir(parents=True, exist_ok=True)
     labels = LabelSet.from_sentences(train)
@@ -188,10 +188,12 @@ def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: S
             n_batches += 1
             for k in sums: sums[k] += losses[k].item()
             bar.set_postfix(loss=f"{losses['loss'].item():.3f}", LAS=f"{scores.get('LAS', float('nan')):.1f}")
-        scores = evaluate(model, tokenizer, dev, labels, out, seed=t.seed)
+        scored = (epoch + 1) % max(1, eval_every) == 0 or epoch + 1 == t.epochs
+        if scored: scores = evaluate(model, tokenizer, dev, labels, out, seed=t.seed)
         rows.append(dict(epoch=epoch + 1, loss=sums["loss"] / n_batches, upos_loss=sums["upos"] / n_batches, lemma_loss=sums["lemma"] / n_batches,
-                         arc_loss=sums["arcs"] / n_batches, **{k: scores[k] for k in LOG_COLUMNS[5:-1]}, seconds=time.perf_counter() - began))
-        bar.set_postfix(loss=f"{rows[-1]['loss']:.3f}", LAS=f"{scores['LAS']:.1f}")
+                         arc_loss=sums["arcs"] / n_batches, **{k: scores[k] if scored else "" for k in LOG_COLUMNS[5:-1]},
+                         seconds=time.perf_counter() - began))
+        bar.set_postfix(loss=f"{rows[-1]['loss']:.3f}", LAS=f"{scores.get('LAS', float('nan')):.1f}")
         state = dict(fingerprint=fp, model=model.state_dict(), optimizer=opt.state_dict(), scheduler=sched.state_dict(), epoch=epoch + 1,
                      log=rows, scores=scores, rng=torch.get_rng_state(), cuda_rng=torch.cuda.get_rng_state(device) if device.type == "cuda" else None)
         atomic_write(out / CHECKPOINT, lambda p: torch.save(state, p))
@@ -212,3 +214,29 @@ def load_parser(run: str | Path, tokenizer: Tokenizer, device: str | torch.devic
     try: model.load_state_dict(ck["model"])
     except RuntimeError as e: raise ValueError(f"{path} was trained with a tokenizer of another size than {tokenizer!r}") from e
     return model.eval(), labels
+
+# %% ../../nbs/downstream/42_parser_training.ipynb #1d068f37
+def main(argv: list[str] | None = None) -> int:
+    "Command line: train or resume one parser with a saved tokenizer; prints the dev scores as JSON."
+    ap = argparse.ArgumentParser(prog="python -m factorizer_nb.downstream.parser_training")
+    ap.add_argument("--lang", default="en"); ap.add_argument("--profile", default="small")
+    ap.add_argument("--tokenizer", required=True, help="a tokenizer file written by Tokenizer.save")
+    ap.add_argument("--out", required=True, help="directory for the checkpoint, log, predictions and model")
+    ap.add_argument("--seed", type=int, default=None); ap.add_argument("--device", default="auto", help="auto, cpu, cuda")
+    a = ap.parse_args(argv)
+    device = "cuda" if a.device in ("auto", "cuda") and torch.cuda.is_available() else "cpu"
+    try:
+        S = load_settings(a.lang, a.profile)
+        if S["parser_train"] == "-" or S["parser_dev"] == "-": raise ValueError(f"{a.lang} has no training and dev treebank (parser_train/parser_dev in settings.ini)")
+        if not Path(a.tokenizer).is_file(): raise ValueError(f"no tokenizer file {a.tokenizer}")
+        tok = load_tokenizer(a.tokenizer)
+        train, dev = read_treebank(S["parser_train"]), read_treebank(S["parser_dev"])
+        scores = train_parser(tok, train[:S["ud_train_sentences"] or None], dev, a.out, config=ParserConfig.from_settings(S),
+                              training=ParserTraining.from_settings(S, a.seed), device=device)
+    except (KeyError, ValueError, DataError) as e:                 # unknown language/profile, bad files, another run's checkpoint
+        raise SystemExit(f"parser_training: {e.args[0] if isinstance(e, KeyError) and e.args else e}") from None
+    print(json.dumps({k: round(v, 2) for k, v in scores.items()}))
+    return 0
+
+# %% ../../nbs/downstream/42_parser_training.ipynb #fc5c5821
+if __name__ == "__main__" and "IPython" not in sys.modules: raise SystemExit(main())
