@@ -26,6 +26,10 @@ NOTEBOOK_OUTPUTS = {
     "18_languages": ("summary_languages", "table_summary_languages"),
     "21_sage": ("sage_",),
     "31_bpe_vs_unigram": ("bd_",),
+    "41_fig4_parser": ("fig4_parser_", "table_fig4_parser_"),
+    "42_fig6_noise": ("fig6_noise_",),
+    "43_parser_ablation": ("table1_parser_ablation_",),
+    "44_parser_languages": ("table_parser_languages",),
 }
 
 # %% ../../nbs/infra/94_docs.ipynb #f4455f31
