@@ -13,8 +13,8 @@ from .data import EOW, mark
 from .vocab import CODEBOOK_SIZE, Vocabulary, subword_bytes, flat_to_triplet
 
 # %% auto #0
-__all__ = ['MAX_SPM_COUNT', 'write_count_tsv', 'spm_train', 'train_sentencepiece', 'train_spm_on_text', 'placeholder_triplet',
-           'unigram_standin_vocab', 'train_hf_bpe', 'SentencePieceTokenizer', 'HFByteBPE']
+__all__ = ['MAX_SPM_COUNT', 'write_count_tsv', 'spm_load', 'spm_train', 'train_sentencepiece', 'train_spm_on_text',
+           'placeholder_triplet', 'unigram_standin_vocab', 'train_hf_bpe', 'SentencePieceTokenizer', 'HFByteBPE']
 
 # %% ../../nbs/core/06_baselines.ipynb #e70cd9c8
 MAX_SPM_COUNT = 1_000_000
@@ -27,6 +27,14 @@ def write_count_tsv(counts: Sequence[tuple[str, int]], path: str | Path, max_cou
         for w, c in counts:
             if w and not any(ch.isspace() for ch in w): f.write(f"{mark(w) if eow else mark(w)[:-1]}\t{max(1, round(c * scale))}\n")
     return Path(path)
+
+def spm_load(path: str | Path):
+    "A trained sentencepiece model, without the temporary paths training records in it (so the same training gives the same bytes)."
+    import sentencepiece as spm
+    from sentencepiece import sentencepiece_model_pb2 as pb
+    m = pb.ModelProto(); m.ParseFromString(Path(path).read_bytes())
+    for f in ("input", "model_prefix"): m.trainer_spec.ClearField(f)
+    return spm.SentencePieceProcessor(model_proto=m.SerializeToString())
 
 def spm_train(**kwargs):
     "`SentencePieceTrainer.train` with a clear error when the vocabulary cannot hold the text's characters."
@@ -50,7 +58,7 @@ def train_sentencepiece(counts: Sequence[tuple[str, int]], vocab_size: int, mode
             remove_extra_whitespaces=False, byte_fallback=True, character_coverage=1.0, hard_vocab_limit=False,
             split_by_unicode_script=False,
             num_threads=num_threads)
-        return spm.SentencePieceProcessor(model_file=prefix + ".model")
+        return spm_load(prefix + ".model")
 
 # %% ../../nbs/core/06_baselines.ipynb #173be14e
 def train_spm_on_text(lines: Iterable[str], vocab_size: int, model_type: str, character_coverage: float = 0.9995,
@@ -67,7 +75,7 @@ def train_spm_on_text(lines: Iterable[str], vocab_size: int, model_type: str, ch
         spm_train(input=str(path), model_prefix=f"{tmp}/m", model_type=model_type, vocab_size=vocab_size,
                   character_coverage=character_coverage, num_threads=num_threads, hard_vocab_limit=False,
                   max_sentence_length=max_sentence_length, **options)
-        return spm.SentencePieceProcessor(model_file=f"{tmp}/m.model")
+        return spm_load(f"{tmp}/m.model")
 
 # %% ../../nbs/core/06_baselines.ipynb #ecd9781c
 def placeholder_triplet(i: int) -> tuple[int, int, int]:
