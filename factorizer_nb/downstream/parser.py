@@ -20,8 +20,8 @@ from .ud_data import syntactic_words, lemma_rule, apply_lemma_rule, check_tree
 
 # %% auto #0
 __all__ = ['TAG_FIELDS', 'FIELDS', 'IGNORE', 'word_values', 'LabelSet', 'EncodedSentence', 'encode_words', 'collate',
-           'pool_batch', 'mst_heads', 'ParserConfig', 'subword_embedding', 'Parser', 'label_logits', 'parser_loss',
-           'predict_batch']
+           'pool_batch', 'mst_heads', 'ud_settings', 'ParserConfig', 'subword_embedding', 'Parser', 'label_logits',
+           'parser_loss', 'predict_batch']
 
 # %% ../../nbs/downstream/41_parser.ipynb #237d3aeb
 TAG_FIELDS = ("upos", "xpos", "feats", "lemma")          # word classifiers; "deprel" is predicted on the arcs
@@ -122,6 +122,10 @@ def mst_heads(log_probs: np.ndarray) -> list[int]:
     return best
 
 # %% ../../nbs/downstream/41_parser.ipynb #4fca61a7
+def ud_settings(cls, s: dict, skip: tuple = ()) -> dict:
+    "The `ud_<field>` settings of a dataclass's fields, converted to each field's type."
+    return {f.name: type(f.default)(s[f"ud_{f.name}"]) for f in fields(cls) if f.name not in skip}
+
 @dataclass(frozen=True)
 class ParserConfig:
     "Sizes and regularisation of the parser (settings `ud_*`)."
@@ -134,8 +138,7 @@ class ParserConfig:
     word_dropout: float = 0.15
 
     @classmethod
-    def from_settings(cls, s: dict) -> "ParserConfig":
-        return cls(**{f.name: type(f.default)(s[f"ud_{f.name}"]) for f in fields(cls)})
+    def from_settings(cls, s: dict) -> "ParserConfig": return cls(**ud_settings(cls, s))
 
 def subword_embedding(tokenizer: Tokenizer, dim: int) -> nn.Module:
     "The input layer for `tokenizer`'s ids: `FactorizedEmbedding` for triplets, one table for single ids."

@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 from ..core.data import DataError, atomic_write, load_settings, run_dir, LANGS
 from ..core.protocol import Tokenizer, load_tokenizer
 from .ud_data import read_treebank, syntactic_words, write_conllu, score_conllu
-from .parser import (FIELDS, LabelSet, Parser, ParserConfig, collate, encode_words, parser_loss,
+from .parser import (FIELDS, ud_settings, LabelSet, Parser, ParserConfig, collate, encode_words, parser_loss,
                                               predict_batch, word_values)
 
 # %% auto #0
@@ -40,8 +40,7 @@ class ParserTraining:
 
     @classmethod
     def from_settings(cls, s: dict, seed: int | None = None) -> "ParserTraining":
-        kw = {f.name: type(f.default)(s[f"ud_{f.name}"]) for f in fields(cls) if f.name != "seed"}
-        return cls(**kw, seed=int(s["seed"] if seed is None else seed))
+        return cls(**ud_settings(cls, s, skip=("seed",)), seed=int(s["seed"] if seed is None else seed))
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #466b5534
 def lr_factor(step: int, total: int, warmup: int, lr_initial: float, lr_final: float) -> float:
