@@ -1,24 +1,115 @@
-"""Encode throughput of the FACTORIZER tokenizer (uncached and cached) beside sentencepiece BPE, in one run.
+"""Tokenizer speed and vocabulary memory, with ratios to references measured in the same run (`make bench`; nothing here is a pass/fail threshold).
 
-Both tokenizers are trained on the same word-frequency list and encode the same en_ewt dev sentences.
-The FACTORIZER side uses the unigram stand-in vocabulary (factorizer_nb.core.baselines) until a VQ-VAE vocabulary
-exists; the search cost depends on the vocabulary's size and piece lengths, not on where the scores came from.
-Prints words/s and ratios; nothing here is a pass/fail threshold.
+Speed: every whitespace word of UD en_ewt dev (24,787 words), encoded one after another, by tokenizers of 8,000 pieces
+trained on the same top-50,000 wordfreq:en words. FACTORIZER uses the unigram stand-in vocabulary of
+factorizer_nb.core.baselines plus every single byte: the search cost depends on the vocabulary's size and piece lengths,
+not on where the scores came from. References: sentencepiece BPE's Python API (`encode` on the list of words, and
+`encode` once per sentence, the way the README measured it before) and HF `tokenizers`' byte-level BPE `encode_batch`.
 
-    python benchmarks/bench_encode.py [--vocab-size 8000] [--top-words 50000] [--repeats 3]
+Memory: a vocabulary of random subwords whose file is about the size of the paper's English DAWG (about 129 MB),
+loaded in a fresh process; peak resident memory above the process's baseline.
+
+    python benchmarks/bench_encode.py [--vocab-size 8000] [--top-words 50000] [--repeats 3] [--memory-entries 1000000]
 """
-import argparse, platform, time
-from factorizer_nb.core.data import load_settings, word_counts, ud_sentences, mark
-from factorizer_nb.core.baselines import unigram_standin_vocab, train_sentencepiece
+import argparse, json, os, platform, random, subprocess, sys, tempfile, time
+from factorizer_nb.core.data import BOW, EOW, load_settings, word_counts, ud_sentences, mark, marked_bytes
+from factorizer_nb.core.baselines import unigram_standin_vocab, train_sentencepiece, train_hf_bpe
+from factorizer_nb.core.fast_search import HAVE_NUMBA, split_many
 from factorizer_nb.core.tokenizer import Factorizer
+from factorizer_nb.core.vocab import Vocabulary, bytes_subword
+
+CORES = os.cpu_count() or 1
 
 
 def best_time(fn, repeats):
-    "Fastest of `repeats` runs of fn(), in seconds."
+    "Fastest of `repeats` runs of fn(), in seconds (after one warm-up run)."
+    fn()
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter(); fn(); times.append(time.perf_counter() - t0)
     return min(times)
+
+
+def byte_complete(vocab: Vocabulary) -> Vocabulary:
+    "The vocabulary plus both marks and every single byte, as our trained vocabularies have (no word is [UNK])."
+    extra = [(s, (255, 254 + k // 256, k % 256), -20.0) for k, s in enumerate([BOW, EOW] + [bytes_subword(bytes([b])) for b in range(256)]) if s not in vocab]
+    return Vocabulary(list(vocab.items()) + extra)
+
+
+def speed(a):
+    S = load_settings("en")
+    counts = word_counts(S["freq"], top_n=a.top_words)
+    sents = [" ".join(s) for s in ud_sentences(S["ud_eval"])]
+    words = [w for s in sents for w in s.split()]
+    marked, raws = [mark(w) for w in words], [marked_bytes(w) for w in words]
+    vocab = byte_complete(unigram_standin_vocab(counts, a.vocab_size))
+    sp = train_sentencepiece(counts, a.vocab_size, "bpe")
+    hf = train_hf_bpe(counts, a.vocab_size)
+    fz = Factorizer(vocab, alpha_split=S["alpha_split"], cache_chars=0)
+    ref = Factorizer(vocab, alpha_split=S["alpha_split"], cache_chars=0, compiled=False)
+    warm = Factorizer(vocab, alpha_split=S["alpha_split"]); warm.encode_batch(words)
+    sampler = Factorizer(vocab, alpha_split=S["alpha_split"], sigma_sample=S["sigma_sample"], seed=0)
+    sigma = S["sigma_sample"]
+    rows = [  # (what, cores, function)
+        ("sentencepiece BPE, encode(list of words) (reference)", 1, lambda: sp.encode(marked, num_threads=1)),
+        ("sentencepiece BPE, encode(list of words)", CORES, lambda: sp.encode(marked, num_threads=CORES)),
+        ("sentencepiece BPE, encode() per sentence (the README's earlier reference)", 1, lambda: [sp.encode([mark(w) for w in s.split()]) for s in sents]),
+        ("HF byte-level BPE, encode_batch(words)", CORES, lambda: hf.encode_batch(words)),
+        ("FACTORIZER reference search (pure Python), every word", 1, lambda: [ref._split_word(w) for w in words]),
+        ("FACTORIZER compiled search, every word (split_many)", 1, lambda: split_many(vocab.trie, raws, fz.alpha_split)),
+        ("FACTORIZER compiled search, every word (split_many)", CORES, lambda: split_many(vocab.trie, raws, fz.alpha_split, num_threads=CORES)),
+        ("FACTORIZER compiled, sampling σ=0.02, every word", 1, lambda: split_many(vocab.trie, raws, fz.alpha_split, sigma, seeds=range(len(raws)))),
+        ("FACTORIZER compiled, sampling σ=0.02, every word", CORES, lambda: split_many(vocab.trie, raws, fz.alpha_split, sigma, seeds=range(len(raws)), num_threads=CORES)),
+        ("FACTORIZER encode_ids_batch(words), no cache", 1, lambda: fz.encode_ids_batch(words)),
+        ("FACTORIZER encode_ids_batch(words), no cache", CORES, lambda: fz.encode_ids_batch(words, num_workers=CORES)),
+        ("FACTORIZER encode_ids_batch(words), sampling σ=0.02", 1, lambda: sampler.encode_ids_batch(words)),
+        ("FACTORIZER encode_ids_batch(words), sampling σ=0.02", CORES, lambda: sampler.encode_ids_batch(words, num_workers=CORES)),
+        ("FACTORIZER encode_batch(sentences) → Encodings, no cache", 1, lambda: fz.encode_batch(sents)),
+        ("FACTORIZER encode_batch(sentences) → Encodings, sampling σ=0.02", 1, lambda: sampler.encode_batch(sents)),
+        ("FACTORIZER encode_batch(sentences) → Encodings, cache warm", 1, lambda: warm.encode_batch(sents)),
+    ]
+    measured = [(what, cores, len(words) / best_time(fn, a.repeats)) for what, cores, fn in rows]
+    ref_wps = measured[0][2]
+    print(f"en_ewt dev: {len(sents)} sentences, {len(words)} words; vocabularies of {a.vocab_size} pieces trained on the top "
+          f"{a.top_words} wordfreq:en words; {platform.processor() or platform.machine()}, {CORES} cores, best of {a.repeats}; numba: {HAVE_NUMBA}")
+    print(f"| what | cores | words/s | ratio to sentencepiece encode(list), 1 core |\n|---|---:|---:|---:|")
+    for what, cores, wps in measured: print(f"| {what} | {cores} | {wps:,.0f} | {wps / ref_wps:.2f} |")
+
+
+_MEMORY_CHILD = """
+import json, resource, sys
+def rss():
+    for line in open("/proc/self/status"):
+        if line.startswith(("VmRSS", "VmHWM")): yield line.split()[0][:-1], int(line.split()[1]) * 1024
+import factorizer_nb.core.fast_search
+from factorizer_nb.core.tokenizer import Factorizer
+from factorizer_nb.core.vocab import Vocabulary
+base = dict(rss())["VmRSS"]
+v = Vocabulary.load(sys.argv[1]); loaded = dict(rss())["VmHWM"]
+out = dict(load=loaded - base)
+if sys.argv[2] == "compiled":
+    t = v.trie; Factorizer(v).encode_ids_batch(["the tokenizer reads this sentence"]); out["trie_bytes"] = t.nbytes
+else: v.entries; Factorizer(v, compiled=False).encode_batch(["the tokenizer reads this sentence"])
+out["peak"] = dict(rss())["VmHWM"] - base
+print(json.dumps(out))
+"""
+
+
+def memory(a):
+    rng, alphabet = random.Random(0), "abcdefghijklmnopqrstuvwxyzéèüöß日本"
+    subwords = {}
+    while len(subwords) < a.memory_entries:
+        subwords["".join(rng.choice(alphabet) for _ in range(rng.randint(2, 12)))] = None
+    items = [(s, (rng.randrange(256), rng.randrange(256), rng.randrange(256)), -rng.uniform(0.01, 30)) for s in subwords]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = byte_complete(Vocabulary(items)).save(os.path.join(tmp, "random.dawg"))
+        size = os.path.getsize(path)
+        del items, subwords
+        print(f"\nrandom vocabulary: {a.memory_entries:,} subwords (+ bytes), file {size / 1e6:.0f} MB (the paper's English DAWG: about 129 MB)")
+        print("| loading, then | peak memory above the process's baseline | of which load | trie arrays |\n|---|---:|---:|---:|")
+        for mode, what in [("compiled", "the compiled search (trie arrays)"), ("reference", "the reference search (the `entries` dict the class used to keep)")]:
+            r = json.loads(subprocess.run([sys.executable, "-c", _MEMORY_CHILD, str(path), mode], capture_output=True, text=True, check=True).stdout)
+            print(f"| {what} | {r['peak'] / 2**20:,.0f} MiB | {r['load'] / 2**20:,.0f} MiB | {r.get('trie_bytes', 0) / 2**20:,.0f} MiB |")
 
 
 def main():
@@ -26,38 +117,10 @@ def main():
     ap.add_argument("--vocab-size", type=int, default=8000)
     ap.add_argument("--top-words", type=int, default=50000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--memory-entries", type=int, default=1_000_000)
     a = ap.parse_args()
-    S = load_settings("en")
-    counts = word_counts(S["freq"], top_n=a.top_words)
-    sents = [" ".join(s) for s in ud_sentences(S["ud_eval"])]
-    n_words = sum(len(s.split()) for s in sents)
-    vocab = unigram_standin_vocab(counts, a.vocab_size)
-    sp = train_sentencepiece(counts, a.vocab_size, "bpe")
-
-    def factorizer_uncached():
-        fz = Factorizer(vocab, alpha_split=S["alpha_split"], cache_chars=0)
-        for s in sents: fz.encode(s)
-
-    warm = Factorizer(vocab, alpha_split=S["alpha_split"])
-    for s in sents: warm.encode(s)
-    def factorizer_cached():
-        for s in sents: warm.encode(s)
-
-    sampler = Factorizer(vocab, alpha_split=S["alpha_split"], sigma_sample=S["sigma_sample"], seed=0)
-    def factorizer_sampling():
-        for s in sents: sampler.encode(s)
-
-    def spm_bpe():
-        for s in sents: sp.encode([mark(w) for w in s.split()])
-
-    rows = [(name, n_words / best_time(fn, a.repeats)) for name, fn in
-            [("sentencepiece BPE (reference)", spm_bpe), ("factorizer, uncached", factorizer_uncached),
-             ("factorizer, cached", factorizer_cached), ("factorizer, sampling sigma=0.02", factorizer_sampling)]]
-    ref = rows[0][1]
-    print(f"en_ewt dev: {len(sents)} sentences, {n_words} words; vocabularies of {a.vocab_size} pieces "
-          f"trained on the top {a.top_words} wordfreq:en words; {platform.processor() or platform.machine()}, best of {a.repeats}")
-    print(f"{'tokenizer':34} {'words/s':>12} {'ratio to spm BPE':>18}")
-    for name, wps in rows: print(f"{name:34} {wps:12,.0f} {wps / ref:18.3f}")
+    speed(a)
+    if a.memory_entries: memory(a)
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def test_larger_alpha_never_adds_splits(d, word, a1, a2):
 @given(vocabs, words, alphas, st.integers(0, 2**32 - 1))
 def test_sigma_zero_is_the_optimal_split(d, word, alpha, seed):
     v = make_vocab(d)
-    sampled = shortest_split(v, word, alpha_split=alpha, sigma_sample=0.0, rng=random.Random(seed))
+    sampled = shortest_split(v, word, alpha_split=alpha, sigma_sample=0.0, seed=seed)
     assert sampled == shortest_split(v, word, alpha_split=alpha)
 
 
@@ -67,8 +67,8 @@ def test_sigma_zero_is_the_optimal_split(d, word, alpha, seed):
 @given(vocabs, words, st.integers(0, 2**32 - 1))
 def test_sampled_split_is_valid_and_seeded(d, word, seed):
     v = make_vocab(d)
-    a = shortest_split(v, word, alpha_split=0.1, sigma_sample=0.5, rng=random.Random(seed))
-    b = shortest_split(v, word, alpha_split=0.1, sigma_sample=0.5, rng=random.Random(seed))
+    a = shortest_split(v, word, alpha_split=0.1, sigma_sample=0.5, seed=seed)
+    b = shortest_split(v, word, alpha_split=0.1, sigma_sample=0.5, seed=seed)
     assert a == b
     assert (a is None) == (brute_force(d, word, 0.1) is None)
     if a is not None: assert "".join(word[s:e] for s, e, _, _ in a) == word
@@ -76,5 +76,5 @@ def test_sampled_split_is_valid_and_seeded(d, word, seed):
 
 def test_sampling_explores_several_splits():
     v = make_vocab({"a": -1.0, "b": -1.0, "ab": -2.0, "abab": -4.5})
-    seen = {tuple((s, e) for s, e, _, _ in shortest_split(v, "abab", 0.0, 1.0, random.Random(k))) for k in range(200)}
+    seen = {tuple((s, e) for s, e, _, _ in shortest_split(v, "abab", 0.0, 1.0, seed=k)) for k in range(200)}
     assert len(seen) >= 3

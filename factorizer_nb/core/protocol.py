@@ -14,8 +14,9 @@ from fastcore.basics import patch
 from .data import atomic_write
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKENS', 'NUM_SPECIAL', 'TOKENIZER_FORMAT', 'TOKENIZER_KINDS', 'Encoding', 'truncate', 'pad_batch',
-           'Tokenizer', 'WordCache', 'tokenizer_class', 'load_tokenizer', 'to_b64', 'from_b64', 'CharTokenizer']
+__all__ = ['SPECIAL_TOKENS', 'NUM_SPECIAL', 'BATCH_TEXTS', 'TOKENIZER_FORMAT', 'TOKENIZER_KINDS', 'Encoding', 'truncate',
+           'pad_batch', 'Tokenizer', 'WordCache', 'tokenizer_class', 'load_tokenizer', 'to_b64', 'from_b64',
+           'CharTokenizer']
 
 # %% ../../nbs/core/01_protocol.ipynb #0d86a441
 SPECIAL_TOKENS = ("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]")
@@ -148,30 +149,73 @@ def _pieces(text: str, add_special_tokens: bool):
 
 # %% ../../nbs/core/01_protocol.ipynb #83000b39
 @patch
+def _words_tokens(self: Tokenizer, words: list[str], seeds: list[tuple[int, int]] | None = None, num_workers: int = 1) -> list[tuple]:
+    "Token tuples of each word, one `_word_tokens` at a time; a family may split the whole list at once (and use `seeds`, `num_workers`)."
+    return [self._word_tokens(w) for w in words]
+
+@patch
+def _text_seeds(self: Tokenizer, n: int) -> list[int] | None:
+    "One sampling seed per text, for a family that seeds each word's split from its text's seed and position (none by default)."
+    return None
+
+def _assemble(tok: Tokenizer, text: str, pieces: list, word_tokens, add_special_tokens: bool) -> Encoding:
+    "The `Encoding` of `text` from its `_pieces` and an iterator over the token tuples of its words."
+    ids, toks, offs, wids, scores = [], [], [], [], []
+    def special(t, a, b):
+        ids.append(tok.special_id(t)); toks.append(t); offs.append((a, b)); wids.append(None); scores.append(0.0)
+    if add_special_tokens: special("[CLS]", 0, 0)
+    for w, start, piece, is_special in pieces:
+        if is_special: special(piece, start, start + len(piece)); continue
+        for t, i, a, b, *score in next(word_tokens):
+            ids.append(i); toks.append(t); offs.append((start + a, start + b)); wids.append(w); scores += score[:1]
+    if add_special_tokens: special("[SEP]", len(text), len(text))
+    return Encoding(ids, toks, offs, wids, scores=scores if tok.has_scores else None)
+
+@patch
 def encode(self: Tokenizer, text: str, add_special_tokens: bool = False) -> Encoding:
     "Tokens of `text`: each whitespace word split by the family; `[CLS] … [SEP]` and special tokens in the text if asked."
     if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch for a list of texts")
-    ids, toks, offs, wids, scores = [], [], [], [], []
-    def special(tok, a, b):
-        ids.append(self.special_id(tok)); toks.append(tok); offs.append((a, b)); wids.append(None); scores.append(0.0)
-    if add_special_tokens: special("[CLS]", 0, 0)
-    for w, start, piece, is_special in _pieces(text, add_special_tokens):
-        if is_special: special(piece, start, start + len(piece)); continue
-        for tok, i, a, b, *score in self._word_tokens(piece):
-            ids.append(i); toks.append(tok); offs.append((start + a, start + b)); wids.append(w); scores += score[:1]
-    if add_special_tokens: special("[SEP]", len(text), len(text))
-    return Encoding(ids, toks, offs, wids, scores=scores if self.has_scores else None)
+    return self.encode_batch([text], add_special_tokens=add_special_tokens)[0]
 Tokenizer.__call__ = Tokenizer.encode
 
 # %% ../../nbs/core/01_protocol.ipynb #0dda8345
+BATCH_TEXTS = 1024          # texts whose words go to the family in one `_words_tokens` call
+
 @patch
-def encode_batch(self: Tokenizer, texts: Sequence[str], add_special_tokens: bool = False, progress: bool = False) -> list[Encoding]:
-    "`encode` of each text, in order (with a tqdm bar if `progress`)."
+def encode_batch(self: Tokenizer, texts: Sequence[str], add_special_tokens: bool = False, progress: bool = False,
+                 num_workers: int = 1) -> list[Encoding]:
+    "`encode` of each text, in order; the words of `BATCH_TEXTS` texts are split in one call, on `num_workers` cores where the family can."
     if isinstance(texts, str): raise TypeError("encode_batch expects a sequence of str; use encode for one text")
+    texts = list(texts)
+    if not all(isinstance(t, str) for t in texts):
+        raise TypeError(f"encode_batch expects str texts, got a {next(type(t).__name__ for t in texts if not isinstance(t, str))}")
+    if not isinstance(num_workers, int) or num_workers < 1: raise ValueError(f"num_workers must be an int >= 1, got {num_workers!r}")
+    bar = None
     if progress:
         from tqdm.auto import tqdm
-        texts = tqdm(texts, desc=f"encode {self.name}", unit="text")
-    return [self.encode(t, add_special_tokens=add_special_tokens) for t in texts]
+        bar = tqdm(total=len(texts), desc=f"encode {self.name}", unit="text")
+    out = []
+    for c in range(0, len(texts), BATCH_TEXTS):
+        chunk = texts[c:c + BATCH_TEXTS]
+        pieces = [list(_pieces(t, add_special_tokens)) for t in chunk]
+        text_seeds, words, seeds = self._text_seeds(len(chunk)), [], []
+        for k, ps in enumerate(pieces):
+            for n, (_, _, piece, is_special) in enumerate(ps):
+                if is_special: continue
+                words.append(piece)
+                if text_seeds is not None: seeds.append((text_seeds[k], n))
+        toks = iter(self._words_tokens(words, seeds if text_seeds is not None else None, num_workers))
+        out += [_assemble(self, t, ps, toks, add_special_tokens) for t, ps in zip(chunk, pieces)]
+        if bar is not None: bar.update(len(chunk))
+    if bar is not None: bar.close()
+    return out
+
+# %% ../../nbs/core/01_protocol.ipynb #031c9170
+@patch
+def encode_ids_batch(self: Tokenizer, texts: Sequence[str], num_workers: int = 1) -> list:
+    "Ids of each text as an int64 array of shape `[tokens, *id_shape]`, no special tokens: what a model reads, without offsets (fast where a family can)."
+    import numpy as np
+    return [np.asarray(e.ids, dtype=np.int64).reshape(len(e.ids), *self.id_shape) for e in self.encode_batch(texts, num_workers=num_workers)]
 
 # %% ../../nbs/core/01_protocol.ipynb #66129a42
 @patch

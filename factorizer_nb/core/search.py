@@ -4,27 +4,48 @@
 
 # %% ../../nbs/core/03_search.ipynb #02c3788f
 from __future__ import annotations
-import math, random
+import math
 from heapq import heappop, heappush
 from typing import Iterable
 from .vocab import Vocabulary, escape_bytes
 
 # %% auto #0
-__all__ = ['Edge', 'shortest_split']
+__all__ = ['MASK64', 'GOLDEN64', 'Edge', 'mix64', 'draw64', 'edge_gauss', 'shortest_split']
+
+# %% ../../nbs/core/03_search.ipynb #c1f899bc
+MASK64 = (1 << 64) - 1
+GOLDEN64 = 0x9E3779B97F4A7C15        # splitmix64's increment: 2^64 / golden ratio
+
+def mix64(x: int) -> int:
+    "splitmix64's finalizer: a bijective scramble of a 64-bit integer."
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
+    return x ^ (x >> 31)
+
+def draw64(seed: int, counter: int) -> int:
+    "The `counter`-th 64-bit output of splitmix64 started at `seed` (no state to carry)."
+    return mix64((seed + GOLDEN64 * (counter + 1)) & MASK64)
+
+def edge_gauss(seed: int, i: int, j: int) -> float:
+    "A standard normal draw for the edge i -> j of a word split with `seed` (Box-Muller on two splitmix64 outputs)."
+    c = ((i << 32) | j) << 1
+    u1 = ((draw64(seed, c) >> 11) + 1) * 2.0 ** -53              # uniform on (0, 1]: log(u1) is finite
+    u2 = (draw64(seed, c + 1) >> 11) * 2.0 ** -53                # uniform on [0, 1)
+    return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
 
 # %% ../../nbs/core/03_search.ipynb #20640568
 Edge = tuple  # (start, end, log p, triplet): one subword of a split; triplet is None for a fallback edge
 
 def shortest_split(vocab: Vocabulary, key: str, alpha_split: float = 0.1, sigma_sample: float = 0.0,
-                   rng: random.Random | None = None, fallback: dict[int, int] | None = None,
+                   seed: int | None = None, fallback: dict[int, int] | None = None,
                    fallback_cost: float = 1e4, blocked: Iterable[int] = (), edge_ok=None) -> list[Edge] | None:
     "Minimum-score split of escaped `key` into vocabulary subwords (none ending at a `blocked` position), or None."
     if not (math.isfinite(alpha_split) and math.isfinite(sigma_sample)):
         raise ValueError(f"alpha_split and sigma_sample must be finite, got {alpha_split!r} and {sigma_sample!r}")
     n, max_len = len(key), vocab.max_len
     prefixes, entries = vocab.dawg.prefixes, vocab.entries           # hot loop: bind once
-    if sigma_sample and rng is None: rng = random.Random()
-    gauss, exp = (rng.gauss if sigma_sample else None), math.exp
+    if sigma_sample and seed is None: raise ValueError("sampling (sigma_sample > 0) needs a seed")
+    exp = math.exp
     dist, prev = [math.inf] * (n + 1), [None] * (n + 1)
     dist[0], heap = 0.0, [(0.0, 0)]
     for j in blocked: dist[j] = -math.inf                          # never improved, so never reached
@@ -35,13 +56,13 @@ def shortest_split(vocab: Vocabulary, key: str, alpha_split: float = 0.1, sigma_
         for p in (prefixes(key[i:i + max_len]) if edge_ok is None else [p for p in prefixes(key[i:i + max_len]) if edge_ok(i, p)]):
             logp, triplet = entries[p]
             length = len(p)
-            cost = d + alpha_split - logp
-            if sigma_sample: cost += length * exp(gauss(0.0, sigma_sample))
             j = i + length
+            cost = d + alpha_split - logp
+            if sigma_sample: cost += length * exp(sigma_sample * edge_gauss(seed, i, j))
             if cost < dist[j]: dist[j], prev[j] = cost, (i, logp, triplet); heappush(heap, (cost, j))
         if fallback and i in fallback:                              # unknown-character edge (unk="parts")
             j = fallback[i]
-            cost = d + fallback_cost + (j - i) * exp(gauss(0.0, sigma_sample)) if sigma_sample else d + fallback_cost
+            cost = d + fallback_cost + (j - i) * exp(sigma_sample * edge_gauss(seed, i, j)) if sigma_sample else d + fallback_cost
             if cost < dist[j]: dist[j], prev[j] = cost, (i, None, None); heappush(heap, (cost, j))
     if prev[n] is None and n > 0: return None
     path, j = [], n

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Sequence
 from fastcore.basics import patch
 from .data import BOW, EOW, BOW_BYTES, EOW_BYTES, marked_bytes
-from .protocol import Tokenizer, Encoding, SPECIAL_TOKENS, NUM_SPECIAL
+from .protocol import Tokenizer, Encoding, SPECIAL_TOKENS, NUM_SPECIAL, WordCache
 from .vocab import Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword, has_stray_bytes
-from .search import shortest_split
+from .search import shortest_split, draw64
+from . import fast_search
 
 # %% auto #0
 __all__ = ['SPECIAL_IDS', 'UNK', 'UNK_ID', 'PAD_ID', 'join_tokens', 'finite_number', 'Factorizer']
@@ -57,10 +58,11 @@ class Factorizer(Tokenizer):
     "FACTORIZER tokenizer over a static `Vocabulary` (paper §3.2): optimal or sampled splits of each word."
     kind, id_shape, has_scores = "factorizer", (NUM_CODEBOOKS,), True
     def __init__(self, vocab: Vocabulary | str | Path, alpha_split: float = 0.1, sigma_sample: float = 0.0,
-                 seed: int | None = None, unk: str = "word", cache_chars: int = 1 << 22, name: str = "FACTORIZER"):
+                 seed: int | None = None, unk: str = "word", cache_chars: int = 1 << 22, name: str = "FACTORIZER",
+                 compiled: bool | None = None):
         self.vocab = vocab if isinstance(vocab, Vocabulary) else Vocabulary.load(vocab)
         if len(self.vocab) == 0: raise ValueError("the vocabulary is empty")
-        max_logp = max(lp for lp, _ in self.vocab.entries.values())
+        max_logp = self.vocab.max_logp
         alpha_split, sigma_sample = finite_number("alpha_split", alpha_split), finite_number("sigma_sample", sigma_sample)
         if alpha_split < max_logp:
             raise ValueError(f"alpha_split={alpha_split} makes some scores negative (max log p is {max_logp}); Dijkstra needs alpha_split >= {max_logp}")
@@ -68,6 +70,8 @@ class Factorizer(Tokenizer):
         if unk not in ("word", "parts"): raise ValueError(f"unk must be 'word' or 'parts', got {unk!r}")
         self.alpha_split, self.sigma_sample, self.seed, self.unk = alpha_split, sigma_sample, seed, unk
         self.name, self.cache_chars, self.rng = name, cache_chars, random.Random(seed)
+        if compiled and not fast_search.HAVE_NUMBA: raise ValueError("compiled=True needs numba, which is not installed")
+        self.compiled = fast_search.HAVE_NUMBA if compiled is None else bool(compiled)   # False: the pure-Python reference search
 
     @property
     def samples(self) -> bool: return self.sigma_sample > 0
@@ -79,7 +83,7 @@ class Factorizer(Tokenizer):
 
 # %% ../../nbs/core/04_tokenizer.ipynb #62df6e3f
 def _unk_word(word: str) -> tuple:
-    return ((UNK,), (UNK_ID,), (-math.inf,), ((0, len(word)),))
+    return ((UNK, UNK_ID, 0, len(word), -math.inf),)
 
 def _mark_constraints(n: int, inner: bool) -> dict:
     "`shortest_split` constraints for a marked word of n bytes: whole end marks; with `inner`, no mark read inside."
@@ -87,35 +91,116 @@ def _mark_constraints(n: int, inner: bool) -> dict:
     if not inner: return dict(blocked=blocked)
     return dict(blocked=blocked, edge_ok=lambda i, p: not ((i and p.startswith(_BOW_KEY)) or (i + len(p) < n and p.endswith(_EOW_KEY))))
 
+def _path_tokens(word: str, raw: bytes, path) -> tuple:
+    "The protocol's `(token, triplet, start, end, log p)` tuples of a split `path` of `(start, end, log p, triplet)` edges over the marked `raw`."
+    n, last = len(word), len(raw) - _EOW_LEN
+    starts = None if len(raw) == n + _BOW_LEN + _EOW_LEN else _char_starts(word)         # None: one byte per character
+    out = []
+    for a, b, logp, triplet in path:
+        if starts is None:
+            s = 0 if a < _BOW_LEN else n if a >= last else a - _BOW_LEN
+            e = max(s, 0 if b <= _BOW_LEN else n if b >= last else b - _BOW_LEN)
+        else: s, e = _offsets(starts, len(raw), a, b)
+        if triplet is None:
+            if out and out[-1][0] == UNK: out[-1] = (UNK, UNK_ID, out[-1][2], e, -math.inf); continue   # merge a run of unknown characters
+            out.append((UNK, UNK_ID, s, e, -math.inf))
+        else: out.append((bytes_subword(raw[a:b]), triplet, s, e, logp))
+    return tuple(out)
+
 @patch
-def _split_word(self: Factorizer, word: str) -> tuple:
-    "Tokens, ids, scores and word-relative offsets of one word."
+def _split_word(self: Factorizer, word: str, seed: int | None = None) -> tuple:
+    "`(token, triplet, start, end, log p)` tuples of one word by the reference search (a sampled split uses `seed`, or a fresh one)."
     try: raw = marked_bytes(word)
     except UnicodeEncodeError: return _unk_word(word)
+    if self.samples and seed is None: seed = self.rng.getrandbits(64)
     key, rules = escape_bytes(raw), _mark_constraints(len(raw), BOW in word or EOW in word)
-    path = shortest_split(self.vocab, key, self.alpha_split, self.sigma_sample, self.rng, **rules)
-    starts = _char_starts(word)
+    path = shortest_split(self.vocab, key, self.alpha_split, self.sigma_sample, seed, **rules)
     if path is None and self.unk == "parts":
-        bounds = starts + [len(raw) - _EOW_LEN]
-        path = shortest_split(self.vocab, key, self.alpha_split, self.sigma_sample, self.rng, fallback=dict(zip(bounds, bounds[1:])), **rules)
-    if path is None: return _unk_word(word)
-    toks, ids, scores, offs = [], [], [], []
-    for a, b, logp, triplet in path:
-        span = _offsets(starts, len(raw), a, b)
-        if triplet is None and toks and toks[-1] == UNK:          # merge a run of unknown characters
-            offs[-1] = (offs[-1][0], span[1]); continue
-        toks.append(UNK if triplet is None else bytes_subword(raw[a:b]))
-        ids.append(UNK_ID if triplet is None else triplet)
-        scores.append(-math.inf if logp is None else logp)
-        offs.append(span)
-    return tuple(toks), tuple(ids), tuple(scores), tuple(offs)
+        bounds = _char_starts(word) + [len(raw) - _EOW_LEN]
+        path = shortest_split(self.vocab, key, self.alpha_split, self.sigma_sample, seed, fallback=dict(zip(bounds, bounds[1:])), **rules)
+    return _unk_word(word) if path is None else _path_tokens(word, raw, path)
 
 # %% ../../nbs/core/04_tokenizer.ipynb #c362ea52
 @patch
 def encode_word(self: Factorizer, word: str) -> list[tuple]:
     "`(token, triplet, start, end, log p)` of each subword of one word, offsets within the word."
-    toks, ids, scores, offs = self._split_word(word)
-    return [(t, i, a, b, s) for t, i, (a, b), s in zip(toks, ids, offs, scores)]
+    return list(self._split_word(word))
+
+@patch
+def _split_batch(self: Factorizer, words: list[str], seeds: list[int] | None = None, num_workers: int = 1) -> list[tuple]:
+    "Token tuples of each word: one call of the compiled search for all of them (the reference search where it is off, or finds no split)."
+    if self.samples and seeds is None: seeds = [self.rng.getrandbits(64) for _ in words]
+    if not self.compiled: return [self._split_word(w, seeds[k] if seeds is not None else None) for k, w in enumerate(words)]
+    out, raws, idx = [None] * len(words), [], []
+    for k, w in enumerate(words):
+        try: raws.append(marked_bytes(w)); idx.append(k)
+        except UnicodeEncodeError: out[k] = _unk_word(w)
+    trie = self.vocab.trie
+    s = fast_search.split_many(trie, raws, self.alpha_split, self.sigma_sample, [seeds[k] for k in idx] if seeds is not None else None,
+                               [BOW in words[k] or EOW in words[k] for k in idx], num_threads=num_workers)
+    counts, offs, ends = s.counts.tolist(), s.offs.tolist(), s.ends.tolist()
+    lps, flats = trie.logp[s.ents].tolist(), trie.flat[s.ents].tolist()
+    for w, k in enumerate(idx):
+        c, o = counts[w], offs[w]
+        if c < 0: out[k] = self._split_word(words[k], seeds[k] if seeds is not None else None); continue   # [UNK] policy
+        e = ends[o:o + c]
+        out[k] = _path_tokens(words[k], raws[w], zip([0] + e, e, lps[o:o + c], [(f >> 16, (f >> 8) & 255, f & 255) for f in flats[o:o + c]]))
+    return out
+
+@patch
+def _text_seeds(self: Factorizer, n: int) -> list[int] | None:
+    "One seed per text from the tokenizer's generator when it samples."
+    return [self.rng.getrandbits(64) for _ in range(n)] if self.samples else None
+
+@patch
+def _words_tokens(self: Factorizer, words: list[str], seeds: list[tuple[int, int]] | None = None, num_workers: int = 1) -> list[tuple]:
+    "Token tuples of each word: every word split in one batch when sampling (word seeds from text seeds); else the distinct uncached ones."
+    if self.samples: return self._split_batch(words, [draw64(s, n) for s, n in seeds] if seeds is not None else None, num_workers)
+    if "_word_cache" not in self.__dict__: self._word_cache = WordCache(self.cache_chars)
+    cache = self._word_cache
+    todo = [w for w in dict.fromkeys(words) if w not in cache.entries]
+    done = dict(zip(todo, self._split_batch(todo, None, num_workers)))
+    return [cache.get(w, lambda w: done[w] if w in done else self._split_batch([w])[0]) for w in words]
+
+# %% ../../nbs/core/04_tokenizer.ipynb #602ec6cf
+@patch
+def encode_ids_batch(self: Factorizer, texts: Sequence[str], num_workers: int = 1) -> list:
+    "Triplets of each text as an int64 array [tokens, 3] (no special tokens), from one call of the compiled search."
+    if not self.compiled or isinstance(texts, str): return Tokenizer.encode_ids_batch(self, texts, num_workers)
+    import numpy as np
+    texts = list(texts)
+    if not all(isinstance(t, str) for t in texts): return Tokenizer.encode_ids_batch(self, texts, num_workers)   # its TypeError
+    if not texts: return []
+    per_text = [t.split() for t in texts]
+    if self.samples:                                       # every occurrence is its own draw
+        text_seeds = self._text_seeds(len(texts))
+        uniq = [w for ws in per_text for w in ws]
+        seeds = [draw64(s, n) for s, ws in zip(text_seeds, per_text) for n in range(len(ws))]
+        occ = range(len(uniq))
+    else:
+        index = {}
+        occ = [index.setdefault(w, len(index)) for ws in per_text for w in ws]          # each distinct word is split once
+        uniq, seeds = list(index), None
+    raws, ok = [], []
+    for w in uniq:
+        try: raws.append(marked_bytes(w)); ok.append(True)
+        except UnicodeEncodeError: raws.append(b""); ok.append(False)
+    trie = self.vocab.trie
+    s = fast_search.split_many(trie, raws, self.alpha_split, self.sigma_sample, seeds, [BOW in w or EOW in w for w in uniq], num_threads=num_workers)
+    flat = trie.flat[s.ents]
+    table = np.stack([flat >> 16, (flat >> 8) & 255, flat & 255], 1).astype(np.int64)      # [bytes, 3]: piece q of word u at offs[u] + q
+    start, count = s.offs[:-1].copy(), s.counts.copy()
+    extra = []                                           # words the compiled search cannot split: the reference's [UNK] policy
+    for u in np.flatnonzero((count < 0) | ~np.asarray(ok, bool)).tolist():
+        ids = np.asarray([t[1] for t in self._split_word(uniq[u], seeds[u] if seeds is not None else None)], np.int64).reshape(-1, 3)
+        start[u], count[u] = len(table) + sum(map(len, extra)), len(ids); extra.append(ids)
+    if extra: table = np.concatenate([table, *extra])
+    occ = np.asarray(occ, np.int64)
+    n_occ = count[occ]                                   # pieces of each word occurrence, in text order
+    ends = np.cumsum(n_occ)
+    pos = np.repeat(start[occ] - (ends - n_occ), n_occ) + np.arange(int(ends[-1]) if len(ends) else 0)
+    bounds = np.concatenate([[0], ends])[np.cumsum([0] + [len(ws) for ws in per_text])]
+    return np.split(table[pos], bounds[1:-1])
 
 # %% ../../nbs/core/04_tokenizer.ipynb #060ce45c
 @patch

@@ -84,35 +84,43 @@ def _check_item(subword, triplet, logp) -> tuple[str, tuple[int, int, int], floa
 
 # %% ../../nbs/core/02_vocab.ipynb #63c0b2eb
 class Vocabulary:
-    "Static FACTORIZER vocabulary: subword -> ((r, g, b), log p), searchable by prefix."
+    "Static FACTORIZER vocabulary: subword -> ((r, g, b), log p), searchable by prefix; the DAWG is the only store."
     def __init__(self, items: Iterable[tuple[str, tuple[int, int, int], float]], meta: dict | None = None):
         best: dict[str, tuple[float, tuple[int, int, int]]] = {}
         for item in items:
             sw, t, lp = _check_item(*item)
             key = escape_bytes(subword_bytes(sw))
             if key not in best or lp > best[key][0]: best[key] = (lp, t)
-        self.entries = best                                      # escaped key -> (log p, triplet)
-        self.meta = dict(meta or {})
-        self.dawg = dawg.RecordDAWG(RECORD_FORMAT, ((k, (lp, *t)) for k, (lp, t) in best.items()),
-                                    payload_separator=PAYLOAD_SEPARATOR)
-        self.max_len = max((len(k) for k in best), default=0)   # longest subword, in bytes
-        self._inverse = None
+        d = dawg.RecordDAWG(RECORD_FORMAT, ((k, (lp, *t)) for k, (lp, t) in best.items()), payload_separator=PAYLOAD_SEPARATOR)
+        self._attach(d, meta, len(best), max(map(len, best), default=0), max((lp for lp, _ in best.values()), default=0.0))
 
-    def __len__(self): return len(self.entries)
-    def __contains__(self, subword): return isinstance(subword, str) and escape_bytes(subword_bytes(subword)) in self.entries
+    def _attach(self, d, meta, size: int, max_len: int, max_logp: float):
+        self.dawg, self.meta, self._size = d, dict(meta or {}), size
+        self.max_len, self.max_logp = max_len, max_logp         # longest subword in bytes; highest log p
+        self._entries = self._inverse = self._trie = None        # views built on first use
+
+    @property
+    def entries(self) -> dict[str, tuple[float, tuple[int, int, int]]]:
+        "Escaped key -> (log p, triplet): a Python view of the DAWG, built on first use (for the reference search and small tools)."
+        if self._entries is None: self._entries = {k: (r[0], tuple(r[1:])) for k, r in self.dawg.iteritems()}
+        return self._entries
+
+    def __len__(self): return self._size
+    def __contains__(self, subword): return isinstance(subword, str) and escape_bytes(subword_bytes(subword)) in self.dawg
     def __getitem__(self, subword: str) -> tuple[tuple[int, int, int], float]:
-        lp, t = self.entries[escape_bytes(subword_bytes(subword))]
-        return t, lp
-    def __iter__(self) -> Iterator[str]: return (bytes_subword(unescape_key(k)) for k in self.entries)
+        recs = self.dawg.get(escape_bytes(subword_bytes(subword)))
+        if not recs: raise KeyError(subword)
+        return tuple(recs[0][1:]), recs[0][0]
+    def __iter__(self) -> Iterator[str]: return (bytes_subword(unescape_key(k)) for k in self.dawg.keys())
     def items(self) -> Iterator[tuple[str, tuple[int, int, int], float]]:
-        "All `(subword, triplet, log p)` entries."
-        return ((bytes_subword(unescape_key(k)), t, lp) for k, (lp, t) in self.entries.items())
+        "All `(subword, triplet, log p)` entries, in the DAWG's key order."
+        return ((bytes_subword(unescape_key(k)), tuple(r[1:]), r[0]) for k, r in self.dawg.iteritems())
     def __repr__(self): return f"Vocabulary({len(self)} subwords)"
 
     def prefix_entries(self, key: str) -> list[tuple[int, float, tuple[int, int, int]]]:
         "`(length, log p, triplet)` of every subword that is a prefix of the escaped `key`."
-        e = self.entries
-        return [(len(p), *e[p]) for p in self.dawg.prefixes(key)]
+        get = self.dawg.get
+        return [(len(p), (r := get(p)[0])[0], tuple(r[1:])) for p in self.dawg.prefixes(key)]
 
     def subword_of(self, triplet) -> str | None:
         "The subword with this triplet (the most probable one if several share it), or None."
@@ -125,12 +133,14 @@ class Vocabulary:
 # %% ../../nbs/core/02_vocab.ipynb #c5ee0fbe
 @patch
 def __getstate__(self: Vocabulary) -> dict:
-    "Pickle the entries and meta only; the DAWG is rebuilt on unpickling (so vocabularies and tokenizers go to worker processes)."
-    return dict(entries=self.entries, meta=self.meta)
+    "Pickle the DAWG's bytes, meta and the compiled search's arrays if built (so vocabularies and tokenizers go to worker processes)."
+    return dict(dawg=self.dawg.tobytes(), meta=self.meta, size=self._size, max_len=self.max_len, max_logp=self.max_logp, trie=self._trie)
 
 @patch
 def __setstate__(self: Vocabulary, state: dict):
-    self.__init__(((bytes_subword(unescape_key(k)), t, lp) for k, (lp, t) in state["entries"].items()), state["meta"])
+    d = dawg.RecordDAWG(RECORD_FORMAT, payload_separator=PAYLOAD_SEPARATOR).frombytes(state["dawg"])
+    self._attach(d, state["meta"], state["size"], state["max_len"], state["max_logp"])
+    self._trie = state["trie"]
 
 # %% ../../nbs/core/02_vocab.ipynb #fc84e4fa
 class VocabularyFormatError(ValueError):
@@ -155,13 +165,14 @@ def _check_layout(body: bytes, path) -> None:
         raise VocabularyFormatError(f"{path}: not a valid DAWG: its size fields ({n:,} units, guide {m:,}) do not fit its {len(body):,} bytes "
                                     "(corrupt, truncated, or not a vocabulary file)")
 
-def _records(d, path, body_bytes: int):
+def _records(d, path, body_bytes: int, remember: bool = True):
     "The DAWG's records, stopping with `VocabularyFormatError` where a corrupt file would loop (a repeated record, or more than it can hold)."
-    seen, limit = set(), max(1, body_bytes // DAWG_UNIT_BYTES)
+    seen, count, limit = set(), 0, max(1, body_bytes // DAWG_UNIT_BYTES)
     for k, rec in d.iteritems():
-        if (k, rec) in seen or len(seen) >= limit or len(k) > limit:
+        if (remember and (k, rec) in seen) or count >= limit or len(k) > limit:
             raise VocabularyFormatError(f"{path}: corrupt DAWG (its records repeat or outnumber what {body_bytes:,} bytes can hold)")
-        seen.add((k, rec))
+        if remember: seen.add((k, rec))          # without `remember` (a checksum-verified file) only the count bounds the loop
+        count += 1
         yield k, rec
 
 # Run by `_isolated_records` in a child process: parse the DAWG from stdin, bounded as in `_records`, and pickle its records to stdout.
@@ -192,6 +203,18 @@ def _isolated_records(body: bytes, fmt: str, path, timeout_s: float | None = Non
         why = f"the reader was killed by signal {-r.returncode}" if r.returncode < 0 else r.stderr.decode(errors="replace").strip().splitlines()[-1:]
         raise VocabularyFormatError(f"{path}: corrupt DAWG ({why})")
     return pickle.loads(r.stdout)                            # written by our own child process above
+
+def _around_dawg(d, meta: dict, path, body_bytes: int) -> Vocabulary:
+    "A vocabulary around a DAWG from a checksum-verified file, its records checked in one bounded pass; repeated keys are merged by a rebuild."
+    size, max_len, max_logp, prev, repeated = 0, 0, -math.inf, None, False
+    for k, rec in _records(d, path, body_bytes, remember=False):
+        if not (math.isfinite(rec[0]) and rec[0] <= 0.0): raise VocabularyFormatError(f"{path}: the record of {k!r} has log p {rec[0]}")
+        repeated |= k == prev                   # the records of one key are adjacent
+        size, max_len, max_logp, prev = size + 1, max(max_len, len(k)), max(max_logp, rec[0]), k
+    if repeated: return _from_records(_records(d, path, body_bytes), meta, path)
+    vocab = Vocabulary.__new__(Vocabulary)
+    vocab._attach(d, meta, size, max_len, max_logp if size else 0.0)
+    return vocab
 
 def _from_records(records, meta: dict, path) -> Vocabulary:
     try: items = [(bytes_subword(unescape_key(k)), tuple(rec[1:]), rec[0]) for k, rec in records]
@@ -227,7 +250,7 @@ def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
     if ours and header["format_version"] >= 2:               # checksum verified: dawg may parse it here
         try: d = dawg.RecordDAWG(fmt, payload_separator=PAYLOAD_SEPARATOR).frombytes(body)
         except Exception as e: raise VocabularyFormatError(f"{path}: its DAWG cannot be read ({e})") from e
-        vocab = _from_records(_records(d, path, len(body)), meta, path)
+        vocab = _around_dawg(d, meta, path, len(body))
     else: vocab = _from_records(_isolated_records(body, fmt, path), meta, path)
     if ours and len(vocab) != header.get("size"):
         raise VocabularyFormatError(f"{path}: header says {header.get('size')} subwords, file holds {len(vocab)} (truncated?)")

@@ -1,0 +1,138 @@
+"""The compiled search (`core.fast_search`) against the pure-Python reference (`core.search`): the same split, cost and
+sampled split on random vocabularies and on every word of UD en_ewt dev, and batch results that do not depend on the number
+of threads or on how a batch is cut up."""
+import math, multiprocessing, pickle
+from functools import lru_cache
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from factorizer_nb.core.baselines import unigram_standin_vocab
+from factorizer_nb.core.data import BOW, EOW, load_settings, marked_bytes, ud_sentences, word_counts
+from factorizer_nb.core.fast_search import HAVE_NUMBA, split_many
+from factorizer_nb.core.search import shortest_split
+from factorizer_nb.core.tokenizer import Factorizer
+from factorizer_nb.core.vocab import Vocabulary, bytes_subword, escape_bytes, triplet_to_flat
+from fixtures import needs_data
+
+pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed: the tokenizer uses the reference search")
+
+ALPHABET = "ab" + "é" + "日" + BOW + EOW          # one-, two- and three-byte characters, and the marks themselves
+logps = st.integers(min_value=-24, max_value=-1).map(lambda k: k / 4)          # exact in binary: ties compare exactly
+pieces = st.text(alphabet=ALPHABET, min_size=1, max_size=4).map(lambda s: s.encode())
+byte_pieces = st.binary(min_size=1, max_size=3)                                 # stray bytes, NUL included
+vocabs = st.dictionaries(st.one_of(pieces, byte_pieces), logps, min_size=1, max_size=30)
+words = st.text(alphabet=ALPHABET, min_size=0, max_size=8)
+
+
+def make_vocab(d):
+    return Vocabulary([(bytes_subword(k), (i % 256, i // 256, 7), lp) for i, (k, lp) in enumerate(sorted(d.items()))])
+
+
+def reference(vocab, word, alpha, sigma=0.0, seed=None):
+    "(end positions, entries' triplets) of the reference split of `word` with the tokenizer's mark rules, or None."
+    raw = marked_bytes(word); n = len(raw)
+    inner = BOW in word or EOW in word
+    ok = (lambda i, p: not ((i and p.startswith(escape_bytes(BOW.encode()))) or (i + len(p) < n and p.endswith(escape_bytes(EOW.encode()))))) if inner else None
+    path = shortest_split(vocab, escape_bytes(raw), alpha, sigma, seed, blocked=(1, 2, n - 2, n - 1), edge_ok=ok)
+    return None if path is None else ([b for _, b, _, _ in path], [triplet_to_flat(*t) for *_, t in path])
+
+
+def compiled(vocab, words, alpha, sigma=0.0, seeds=None, threads=1):
+    raws = [marked_bytes(w) for w in words]
+    s = split_many(vocab.trie, raws, alpha, sigma, seeds, [BOW in w or EOW in w for w in words], num_threads=threads)
+    out = []
+    for w in range(len(words)):
+        c, o = int(s.counts[w]), int(s.offs[w])
+        out.append(None if c < 0 else (s.ends[o:o + c].tolist(), vocab.trie.flat[s.ents[o:o + c]].tolist()))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(vocabs, st.lists(words, max_size=6), st.integers(0, 12).map(lambda k: k / 4))
+def test_compiled_matches_reference(d, ws, alpha):
+    v = make_vocab(d)
+    assert compiled(v, ws, alpha) == [reference(v, w, alpha) for w in ws]
+
+
+@settings(max_examples=200, deadline=None)
+@given(vocabs, st.lists(words, max_size=6), st.lists(st.integers(0, 2**64 - 1), min_size=6, max_size=6), st.sampled_from([0.02, 0.5, 2.0]))
+def test_sampled_splits_match_reference(d, ws, seeds, sigma):
+    v = make_vocab(d)
+    got = compiled(v, ws, 0.1, sigma, seeds[:len(ws)])
+    assert got == [reference(v, w, 0.1, sigma, s) for w, s in zip(ws, seeds)]
+    assert compiled(v, ws, 0.1, sigma, seeds[:len(ws)], threads=2) == got
+
+
+@lru_cache(maxsize=None)
+def _standin():
+    "A byte-complete stand-in vocabulary from wordfreq's English list (the benchmark's)."
+    v = unigram_standin_vocab(word_counts("wordfreq:en", top_n=20000), 4000)
+    extra = [(s, (255, 254 + k // 256, k % 256), -20.0) for k, s in enumerate([BOW, EOW] + [bytes_subword(bytes([b])) for b in range(256)]) if s not in v]
+    return Vocabulary(list(v.items()) + extra)
+
+
+@lru_cache(maxsize=None)
+def _ewt_dev():
+    return [" ".join(s) for s in ud_sentences(load_settings("en")["ud_eval"])]
+
+
+@needs_data
+@pytest.mark.parametrize("sigma", [0.0, 0.02])
+def test_every_ewt_dev_word_splits_as_the_reference(sigma):
+    "Same pieces, triplets and scores as the reference search on every whitespace word of en_ewt dev, optimal and sampled."
+    texts = _ewt_dev()
+    fast = Factorizer(_standin(), sigma_sample=sigma, seed=3, cache_chars=0)
+    slow = Factorizer(_standin(), sigma_sample=sigma, seed=3, cache_chars=0, compiled=False)
+    a, b = fast.encode_batch(texts), slow.encode_batch(texts)
+    assert [vars(e) for e in a] == [vars(e) for e in b]
+    assert sum(len(e.ids) for e in a) > sum(len(t.split()) for t in texts)
+
+
+@needs_data
+def test_batches_do_not_change_samples():
+    "A sampled text depends on the generator's state only: one batch, two threads, or text by text give the same."
+    texts = _ewt_dev()[:300]
+    one = Factorizer(_standin(), sigma_sample=0.5, seed=9).encode_batch(texts)
+    two = Factorizer(_standin(), sigma_sample=0.5, seed=9).encode_batch(texts, num_workers=2)
+    each = Factorizer(_standin(), sigma_sample=0.5, seed=9)
+    assert [e.ids for e in one] == [e.ids for e in two] == [each.encode(t).ids for t in texts]
+    assert [e.ids for e in one] != [e.ids for e in Factorizer(_standin(), sigma_sample=0.5, seed=10).encode_batch(texts)]
+
+
+def _encode_ids(args):
+    tok, text = args
+    return tok.encode(text).ids
+
+
+def test_tokenizer_pickles_to_worker_processes():
+    "A tokenizer (with its trie built) goes to `multiprocessing` workers and splits as in the parent."
+    tok = Factorizer(_standin(), sigma_sample=0.02, seed=1)
+    texts = ["the naïve café 🙂", "", "日本語 ⸥odd⸤ marks", "tokenization"]
+    assert pickle.loads(pickle.dumps(tok)).encode_batch(texts)[0].ids == tok.encode_batch(texts)[0].ids
+    det = Factorizer(_standin())
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        assert pool.map(_encode_ids, [(det, t) for t in texts]) == [det.encode(t).ids for t in texts]
+
+
+@pytest.mark.parametrize("text", ["", " ", "🙂", "👩‍👩‍👧", "a\ud800b", "⸥", "t" * 5000])
+def test_odd_input_matches_reference(text):
+    fast, slow = Factorizer(_standin()), Factorizer(_standin(), compiled=False)
+    assert vars(fast.encode(text)) == vars(slow.encode(text))
+
+
+def test_bad_arguments():
+    tok = Factorizer(_standin())
+    with pytest.raises(ValueError, match="num_workers"): tok.encode_batch(["a"], num_workers=0)
+    with pytest.raises(ValueError, match="needs a seed"): split_many(tok.vocab.trie, [b"a"], 0.1, 0.5)
+    with pytest.raises(TypeError, match="str texts"): tok.encode_batch(["a", None])
+
+
+@needs_data
+@pytest.mark.parametrize("sigma", [0.0, 0.02])
+def test_ids_fast_path_matches_encodings(sigma):
+    "`encode_ids_batch` (straight from the compiled search) gives the ids of `encode_batch` for the same generator state."
+    texts = _ewt_dev()[:500] + ["", "a\ud800b 🙂 ⸥x⸤"]
+    ids = Factorizer(_standin(), sigma_sample=sigma, seed=4).encode_ids_batch(texts, num_workers=2)
+    encs = Factorizer(_standin(), sigma_sample=sigma, seed=4, compiled=False).encode_batch(texts)
+    assert [a.tolist() for a in ids] == [[list(t) for t in e.ids] for e in encs]
