@@ -136,3 +136,16 @@ def test_ids_fast_path_matches_encodings(sigma):
     ids = Factorizer(_standin(), sigma_sample=sigma, seed=4).encode_ids_batch(texts, num_workers=2)
     encs = Factorizer(_standin(), sigma_sample=sigma, seed=4, compiled=False).encode_batch(texts)
     assert [a.tolist() for a in ids] == [[list(t) for t in e.ids] for e in encs]
+
+
+def test_without_numba_the_reference_search_runs():
+    "With numba missing, the module still imports and the tokenizer falls back to the pure-Python search."
+    import subprocess, sys
+    code = ("import sys; sys.modules['numba'] = None\n"
+            "from factorizer_nb.core.tokenizer import Factorizer\nfrom factorizer_nb.core.vocab import Vocabulary\n"
+            "v = Vocabulary([('⸥a⸤', (1, 2, 3), -0.5), ('⸥', (0, 0, 1), -3.0), ('⸤', (0, 0, 2), -3.0), ('b', (0, 0, 3), -1.0)])\n"
+            "f = Factorizer(v); assert not f.compiled\n"
+            "assert f.encode('a b').tokens == ['⸥a⸤', '⸥', 'b', '⸤'], f.encode('a b').tokens\n"
+            "assert [a.tolist() for a in f.encode_ids_batch(['a b'])] == [[[1, 2, 3], [0, 0, 1], [0, 0, 3], [0, 0, 2]]]\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -224,7 +224,8 @@ def _from_records(records, meta: dict, path) -> Vocabulary:
 
 def _read_header(data: bytes, path) -> tuple[dict, bytes]:
     "Our header and the DAWG body, checked against the header's sha256 before anything parses the body."
-    head, _, body = data[len(FORMAT_MAGIC):].partition(b"\n")
+    nl = data.find(b"\n", len(FORMAT_MAGIC))
+    head, body = (data[len(FORMAT_MAGIC):nl], data[nl + 1:]) if nl >= 0 else (data[len(FORMAT_MAGIC):], b"")   # one copy of the body, not two
     try: header = json.loads(head)
     except ValueError as e: raise VocabularyFormatError(f"{path}: corrupt header line") from e
     if not isinstance(header, dict) or header.get("format_version") not in (1, FORMAT_VERSION):
@@ -246,6 +247,7 @@ def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
         header, body = _read_header(data, path)
         fmt, meta = header.get("record_format"), dict(header.get("meta") or {}, source_format=f"factorizer-nb v{header['format_version']}")
     else: body, fmt, meta = data, AUTHORS_RECORD_FORMAT, dict(source_format="authors fBBB DAWG")
+    del data                                                 # a large file is held once, as `body`
     _check_layout(body, path)
     if ours and header["format_version"] >= 2:               # checksum verified: dawg may parse it here
         try: d = dawg.RecordDAWG(fmt, payload_separator=PAYLOAD_SEPARATOR).frombytes(body)
