@@ -19,7 +19,7 @@ except ImportError:                                  # the tokenizer then uses t
     HAVE_NUMBA = False
 
 # %% auto #0
-__all__ = ['Trie', 'build_trie', 'Splits', 'split_many']
+__all__ = ['CHUNK_WORDS', 'Trie', 'build_trie', 'Splits', 'split_many']
 
 # %% ../../nbs/core/07_fast_search.ipynb #d21389b1
 if not HAVE_NUMBA:                                   # the kernels below stay plain Python functions
@@ -122,15 +122,14 @@ def _has_at(key, pos, mark):
 
 # %% ../../nbs/core/07_fast_search.ipynb #1945d12f
 @njit(cache=True)
-def _split_one(first, label, child, entry, logp, key, alpha_split, sigma_sample, seed, inner, bow, eow, ends, ents):
-    "Best (or sampled) split of the marked word `key`: writes piece ends and entries, returns the piece count, or -1 if none."
+def _split_one(first, label, child, entry, logp, key, alpha_split, sigma_sample, seed, inner, bow, eow, ends, ents, dist, prev, pent, hc, hn):
+    "Best (or sampled) split of the marked word `key` into ends/ents; returns (piece count or -1 if none, heap arrays, grown if needed)."
     n = len(key)
-    if n == 0: return 0
-    dist = np.full(n + 1, np.inf); prev = np.full(n + 1, -1, np.int64); pent = np.full(n + 1, -1, np.int64)
+    if n == 0: return 0, hc, hn
+    dist[:n + 1], prev[:n + 1], pent[:n + 1] = np.inf, -1, -1              # scratch arrays of at least n + 1, reused across words
     for j in range(1, len(bow)): dist[j] = -np.inf                      # inside a mark: never improved, never reached
     for j in range(max(1, n - len(eow) + 1), n): dist[j] = -np.inf
-    cap = 4 * (n + 1)
-    hc, hn = np.empty(cap, np.float64), np.empty(cap, np.int64)          # the heap: costs and nodes
+    cap = len(hc)                                                        # the heap: costs and nodes
     hc[0], hn[0], size, dist[0] = 0.0, 0, 1, 0.0
     while size > 0:
         d, i = hc[0], hn[0]                                              # pop, then sift the last entry down
@@ -165,20 +164,29 @@ def _split_one(first, label, child, entry, logp, key, alpha_split, sigma_sample,
                     hc[k], hn[k] = cost, j
             if j >= n: break
             u, length = _child(first, label, child, u, key[j]), length + 1
-    if prev[n] < 0: return -1
+    if prev[n] < 0: return -1, hc, hn
     count, j = 0, n
     while j > 0: count, j = count + 1, prev[j]
     j = n
     for k in range(count - 1, -1, -1): ends[k], ents[k], j = j, pent[j], prev[j]
-    return count
+    return count, hc, hn
 
 # %% ../../nbs/core/07_fast_search.ipynb #892a5c02
+CHUNK_WORDS = 256         # words per parallel task: each task allocates its scratch arrays once
+
 def _split_many_py(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends, ents, counts):
     "Split the words buf[offs[w]:offs[w+1]]; the pieces of word w go to ends/ents[offs[w]:], their number to counts[w]."
-    for w in prange(len(offs) - 1):
-        a, b = offs[w], offs[w + 1]
-        counts[w] = _split_one(first, label, child, entry, logp, buf[a:b], alpha_split, sigma_sample, seeds[w], inner[w], bow, eow,
-                               ends[a:b], ents[a:b])
+    n_words = len(offs) - 1
+    for t in prange((n_words + CHUNK_WORDS - 1) // CHUNK_WORDS):
+        lo, hi = t * CHUNK_WORDS, min(n_words, (t + 1) * CHUNK_WORDS)
+        longest = 0
+        for w in range(lo, hi): longest = max(longest, offs[w + 1] - offs[w])
+        dist, prev, pent = np.empty(longest + 1), np.empty(longest + 1, np.int64), np.empty(longest + 1, np.int64)
+        hc, hn = np.empty(8 * (longest + 1), np.float64), np.empty(8 * (longest + 1), np.int64)
+        for w in range(lo, hi):
+            a, b = offs[w], offs[w + 1]
+            counts[w], hc, hn = _split_one(first, label, child, entry, logp, buf[a:b], alpha_split, sigma_sample, seeds[w], inner[w], bow, eow,
+                                           ends[a:b], ents[a:b], dist, prev, pent, hc, hn)
 
 _split_many = njit(cache=True, nogil=True)(_split_many_py)                       # one thread
 _split_many_parallel = njit(cache=True, nogil=True, parallel=True)(_split_many_py) if HAVE_NUMBA else _split_many
