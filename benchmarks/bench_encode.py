@@ -55,6 +55,7 @@ def speed(a):
         ("sentencepiece BPE, encode(list of words)", CORES, lambda: sp.encode(marked, num_threads=CORES)),
         ("sentencepiece BPE, encode() per sentence (the README's earlier reference)", 1, lambda: [sp.encode([mark(w) for w in s.split()]) for s in sents]),
         ("HF byte-level BPE, encode_batch(words)", CORES, lambda: hf.encode_batch(words)),
+        ("HF byte-level BPE, encode_batch(sentences)", CORES, lambda: hf.encode_batch(sents)),
         ("FACTORIZER reference search (pure Python), every word", 1, lambda: [ref._split_word(w) for w in words]),
         ("FACTORIZER compiled search, every word (split_many)", 1, lambda: split_many(vocab.trie, raws, fz.alpha_split)),
         ("FACTORIZER compiled search, every word (split_many)", CORES, lambda: split_many(vocab.trie, raws, fz.alpha_split, num_threads=CORES)),
@@ -65,6 +66,8 @@ def speed(a):
         ("FACTORIZER encode_ids_batch(words), sampling σ=0.02", 1, lambda: sampler.encode_ids_batch(words)),
         ("FACTORIZER encode_ids_batch(words), sampling σ=0.02", CORES, lambda: sampler.encode_ids_batch(words, num_workers=CORES)),
         ("FACTORIZER encode_batch(sentences) → Encodings, no cache", 1, lambda: fz.encode_batch(sents)),
+        ("FACTORIZER encode_batch(sentences) → Encodings, no cache", CORES, lambda: fz.encode_batch(sents, num_workers=CORES)),
+        ("FACTORIZER encode_batch(words) → Encodings, no cache", CORES, lambda: fz.encode_batch(words, num_workers=CORES)),
         ("FACTORIZER encode_batch(sentences) → Encodings, sampling σ=0.02", 1, lambda: sampler.encode_batch(sents)),
         ("FACTORIZER encode_batch(sentences) → Encodings, cache warm", 1, lambda: warm.encode_batch(sents)),
     ]
