@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/07_fast_search.ipynb #c46a4e76
 from __future__ import annotations
-import math, os
+import math, os, types
 from typing import NamedTuple, Iterable
 import numpy as np
 from fastcore.basics import patch
@@ -188,8 +188,14 @@ def _split_many_py(first, label, child, entry, logp, buf, offs, alpha_split, sig
             counts[w], hc, hn = _split_one(first, label, child, entry, logp, buf[a:b], alpha_split, sigma_sample, seeds[w], inner[w], bow, eow,
                                            ends[a:b], ents[a:b], dist, prev, pent, hc, hn)
 
-_split_many = njit(cache=True, nogil=True)(_split_many_py)                       # one thread
-_split_many_parallel = njit(cache=True, nogil=True, parallel=True)(_split_many_py) if HAVE_NUMBA else _split_many
+def _named(f, name: str):
+    "A copy of function `f` under another name: numba's disk cache keys on the name, not on `parallel`, so the two compilations need two names."
+    g = types.FunctionType(f.__code__.replace(co_name=name, co_qualname=name), f.__globals__, name, f.__defaults__, f.__closure__)
+    g.__qualname__ = name
+    return g
+
+_split_many = njit(cache=True, nogil=True)(_named(_split_many_py, "_split_many_serial"))                 # one thread
+_split_many_parallel = njit(cache=True, nogil=True, parallel=True)(_named(_split_many_py, "_split_many_threads")) if HAVE_NUMBA else _split_many
 
 # %% ../../nbs/core/07_fast_search.ipynb #d0cf81cb
 _BOW, _EOW = np.frombuffer(BOW_BYTES, np.uint8), np.frombuffer(EOW_BYTES, np.uint8)
