@@ -272,8 +272,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                             'factorizer_nb/core/fast_search.py'),
                                                 'factorizer_nb.core.fast_search._mix64': ( 'core/fast_search.html#_mix64',
                                                                                            'factorizer_nb/core/fast_search.py'),
-                                                'factorizer_nb.core.fast_search._named': ( 'core/fast_search.html#_named',
-                                                                                           'factorizer_nb/core/fast_search.py'),
                                                 'factorizer_nb.core.fast_search._split_many_py': ( 'core/fast_search.html#_split_many_py',
                                                                                                    'factorizer_nb/core/fast_search.py'),
                                                 'factorizer_nb.core.fast_search._split_one': ( 'core/fast_search.html#_split_one',

@@ -149,3 +149,14 @@ def test_without_numba_the_reference_search_runs():
             "assert [a.tolist() for a in f.encode_ids_batch(['a b'])] == [[[1, 2, 3], [0, 0, 1], [0, 0, 3], [0, 0, 2]]]\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_python_threads_may_encode_at_once():
+    "Calls from several Python threads at once are serialized around the compiled kernel and give the same results."
+    from concurrent.futures import ThreadPoolExecutor
+    tok = Factorizer(_standin())
+    texts = [f"thread {k} tokenizes naïve words 🙂 {k * 7}" for k in range(64)]
+    expected = [tok.encode_ids_batch([t], num_workers=2)[0].tolist() for t in texts]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda t: tok.encode_ids_batch([t], num_workers=2)[0].tolist(), texts))
+    assert got == expected
