@@ -49,7 +49,7 @@ medium: setup
 
 test: setup
 	OMP_NUM_THREADS=1 $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2
-	$(BIN)/python -m pytest -n 2 tests
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 tests
 
 # CI: the exported library, the notebooks and the README must already be in sync and clean.
 check-sync: setup
