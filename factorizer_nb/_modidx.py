@@ -394,6 +394,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                     'factorizer_nb/core/tokenizer.py'),
                                               'factorizer_nb.core.tokenizer.Factorizer.__repr__': ( 'core/tokenizer.html#factorizer.__repr__',
                                                                                                     'factorizer_nb/core/tokenizer.py'),
+                                              'factorizer_nb.core.tokenizer.Factorizer._compiled_splits': ( 'core/tokenizer.html#factorizer._compiled_splits',
+                                                                                                            'factorizer_nb/core/tokenizer.py'),
                                               'factorizer_nb.core.tokenizer.Factorizer._split_batch': ( 'core/tokenizer.html#factorizer._split_batch',
                                                                                                         'factorizer_nb/core/tokenizer.py'),
                                               'factorizer_nb.core.tokenizer.Factorizer._split_word': ( 'core/tokenizer.html#factorizer._split_word',

@@ -11,7 +11,7 @@ from typing import Sequence
 from fastcore.basics import patch
 from .data import BOW, EOW, BOW_BYTES, EOW_BYTES, marked_bytes
 from .protocol import Tokenizer, Encoding, SPECIAL_TOKENS, NUM_SPECIAL, WordCache
-from .vocab import Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword, has_stray_bytes
+from .vocab import Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword, has_stray_bytes, flat_to_triplet
 from .search import shortest_split, draw64
 from . import fast_search
 
@@ -127,24 +127,31 @@ def encode_word(self: Factorizer, word: str) -> list[tuple]:
     return list(self._split_word(word))
 
 @patch
+def _compiled_splits(self: Factorizer, words: list[str], seeds: list[int] | None, num_workers: int) -> tuple:
+    "`fast_search.split_many` over the marked words, and their bytes; a word that is not valid UTF-8 gets count -1, left to `_split_word`."
+    raws, bad = [], []
+    for k, w in enumerate(words):
+        try: raws.append(marked_bytes(w))
+        except UnicodeEncodeError: raws.append(b""); bad.append(k)
+    s = fast_search.split_many(self.vocab.trie, raws, self.alpha_split, self.sigma_sample, seeds, [BOW in w or EOW in w for w in words],
+                               num_threads=num_workers)
+    s.counts[bad] = -1
+    return s, raws
+
+@patch
 def _split_batch(self: Factorizer, words: list[str], seeds: list[int] | None = None, num_workers: int = 1) -> list[tuple]:
     "Token tuples of each word: one call of the compiled search for all of them (the reference search where it is off, or finds no split)."
     if self.samples and seeds is None: seeds = [self.rng.getrandbits(64) for _ in words]
     if not self.compiled: return [self._split_word(w, seeds[k] if seeds is not None else None) for k, w in enumerate(words)]
-    out, raws, idx = [None] * len(words), [], []
-    for k, w in enumerate(words):
-        try: raws.append(marked_bytes(w)); idx.append(k)
-        except UnicodeEncodeError: out[k] = _unk_word(w)
-    trie = self.vocab.trie
-    s = fast_search.split_many(trie, raws, self.alpha_split, self.sigma_sample, [seeds[k] for k in idx] if seeds is not None else None,
-                               [BOW in words[k] or EOW in words[k] for k in idx], num_threads=num_workers)
+    s, raws = self._compiled_splits(words, seeds, num_workers)
     counts, offs, ends = s.counts.tolist(), s.offs.tolist(), s.ends.tolist()
-    lps, flats = trie.logp[s.ents].tolist(), trie.flat[s.ents].tolist()
-    for w, k in enumerate(idx):
-        c, o = counts[w], offs[w]
-        if c < 0: out[k] = self._split_word(words[k], seeds[k] if seeds is not None else None); continue   # [UNK] policy
+    lps = self.vocab.trie.logp[s.ents].tolist()
+    triplets = list(zip(*(a.tolist() for a in flat_to_triplet(self.vocab.trie.flat[s.ents]))))
+    out = []
+    for k, (word, raw, c, o) in enumerate(zip(words, raws, counts, offs)):
+        if c < 0: out.append(self._split_word(word, seeds[k] if seeds is not None else None)); continue   # the [UNK] policy
         e = ends[o:o + c]
-        out[k] = _path_tokens(words[k], raws[w], zip([0] + e, e, lps[o:o + c], [(f >> 16, (f >> 8) & 255, f & 255) for f in flats[o:o + c]]))
+        out.append(_path_tokens(word, raw, zip([0] + e, e, lps[o:o + c], triplets[o:o + c])))
     return out
 
 @patch
@@ -181,17 +188,11 @@ def encode_ids_batch(self: Factorizer, texts: Sequence[str], num_workers: int = 
         index = {}
         occ = [index.setdefault(w, len(index)) for ws in per_text for w in ws]          # each distinct word is split once
         uniq, seeds = list(index), None
-    raws, ok = [], []
-    for w in uniq:
-        try: raws.append(marked_bytes(w)); ok.append(True)
-        except UnicodeEncodeError: raws.append(b""); ok.append(False)
-    trie = self.vocab.trie
-    s = fast_search.split_many(trie, raws, self.alpha_split, self.sigma_sample, seeds, [BOW in w or EOW in w for w in uniq], num_threads=num_workers)
-    flat = trie.flat[s.ents]
-    table = np.stack([flat >> 16, (flat >> 8) & 255, flat & 255], 1).astype(np.int64)      # [bytes, 3]: piece q of word u at offs[u] + q
+    s, _ = self._compiled_splits(uniq, seeds, num_workers)
+    table = np.stack(flat_to_triplet(self.vocab.trie.flat[s.ents]), 1).astype(np.int64)   # [bytes, 3]: piece q of word u at offs[u] + q
     start, count = s.offs[:-1].copy(), s.counts.copy()
     extra = []                                           # words the compiled search cannot split: the reference's [UNK] policy
-    for u in np.flatnonzero((count < 0) | ~np.asarray(ok, bool)).tolist():
+    for u in np.flatnonzero(count < 0).tolist():
         ids = np.asarray([t[1] for t in self._split_word(uniq[u], seeds[u] if seeds is not None else None)], np.int64).reshape(-1, 3)
         start[u], count[u] = len(table) + sum(map(len, extra)), len(ids); extra.append(ids)
     if extra: table = np.concatenate([table, *extra])
