@@ -4,6 +4,8 @@
 #   make readme               write README.md from nbs/index.ipynb
 #   make docs                 the rendered notebooks, figures and tables as a site in _docs/ (make docs-check: open it in headless Chromium)
 #   make sweep                the small-profile sweep (nbs/paper/heavy/17_profile_sweep, about 50 minutes on 2 cores)
+#   make parser-grid          the from-scratch parser's fuller CPU grid (profile grid: 3 seeds, 6 epochs; en, gd, tr, zh, no), resumable,
+#                             into runs/<lang>-grid/ and figures/grid/
 #   make medium               the FACTORIZER notebooks (11-16) for English on the medium profile (about 75 minutes on 2 cores,
 #                             resumable), into runs/en-medium/ and figures/medium/
 SHELL := /bin/bash
@@ -21,7 +23,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check reproduce sweep medium test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check reproduce sweep medium parser-grid test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -46,6 +48,14 @@ sweep: setup
 
 medium: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile medium --notebooks $(sort $(wildcard nbs/paper/1[1-6]_*.ipynb))
+
+# The parser's fuller CPU grid (issue #11): Figures 4 and 6 and the parser ablation for en and gd, Figure 4 for tr, zh and no, then the
+# cross-language table with ASO (3 seeds per side). Each language trains its small-profile VQ-VAE first (runs/<lang>-grid/).
+GRID_NBS := nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb nbs/paper/41_fig4_parser.ipynb
+parser-grid: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en gd --profile grid --notebooks $(GRID_NBS) nbs/paper/42_fig6_noise.ipynb nbs/paper/43_parser_ablation.ipynb
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs tr zh no --profile grid --notebooks $(GRID_NBS)
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en gd tr zh no --profile grid --only-summaries --summaries nbs/paper/summary/44_parser_languages.ipynb
 
 test: setup
 	OMP_NUM_THREADS=1 $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2

@@ -221,6 +221,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                          'factorizer_nb.core.data.mark': ('core/data.html#mark', 'factorizer_nb/core/data.py'),
                                          'factorizer_nb.core.data.marked_bytes': ( 'core/data.html#marked_bytes',
                                                                                    'factorizer_nb/core/data.py'),
+                                         'factorizer_nb.core.data.profile_chain': ( 'core/data.html#profile_chain',
+                                                                                    'factorizer_nb/core/data.py'),
                                          'factorizer_nb.core.data.project_root': ( 'core/data.html#project_root',
                                                                                    'factorizer_nb/core/data.py'),
                                          'factorizer_nb.core.data.read_bytes': ('core/data.html#read_bytes', 'factorizer_nb/core/data.py'),

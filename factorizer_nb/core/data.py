@@ -12,11 +12,11 @@ from typing import Iterable, Iterator, Sequence
 
 # %% auto #0
 __all__ = ['SETTINGS_NAME', 'LANGS', 'DEFAULT_PROFILE', 'ENWIKI_SAMPLE', 'BOW', 'EOW', 'BOW_BYTES', 'EOW_BYTES', 'find_settings',
-           'read_settings', 'load_settings', 'DataError', 'DataFile', 'project_root', 'data_dir', 'registry',
-           'data_path', 'read_bytes', 'read_text', 'run_dir', 'atomic_write', 'fetch', 'download', 'word_counts',
-           'text_lines', 'ud_sentences', 'sigmorphon', 'bio_sentences', 'ud_texts', 'text_note', 'fold_case',
-           'spellings', 'casing_counts', 'is_case_folded', 'cased_counts', 'training_counts', 'casing_note', 'mark',
-           'marked_bytes', 'add_noise', 'main']
+           'read_settings', 'profile_chain', 'load_settings', 'DataError', 'DataFile', 'project_root', 'data_dir',
+           'registry', 'data_path', 'read_bytes', 'read_text', 'run_dir', 'atomic_write', 'fetch', 'download',
+           'word_counts', 'text_lines', 'ud_sentences', 'sigmorphon', 'bio_sentences', 'ud_texts', 'text_note',
+           'fold_case', 'spellings', 'casing_counts', 'is_case_folded', 'cased_counts', 'training_counts',
+           'casing_note', 'mark', 'marked_bytes', 'add_noise', 'main']
 
 # %% ../../nbs/core/00_data.ipynb #26624c96
 SETTINGS_NAME = "settings.ini"
@@ -51,15 +51,25 @@ def read_settings(path: str | Path | None = None) -> configparser.ConfigParser:
     cp.read(path or find_settings(), encoding="utf-8")
     return cp
 
+def profile_chain(cp: configparser.ConfigParser, profile: str) -> list[str]:
+    "Profile sections to merge, base first: `[profile:X]` with `extends = Y` puts `[profile:Y]` (and its own base) before it."
+    chain, name = [], profile
+    while name != "paper":                                       # "paper" is [DEFAULT] alone
+        sec = f"profile:{name}"
+        if sec not in cp: raise KeyError(f"settings.ini has no section [{sec}]")
+        if sec in chain: raise ValueError(f"settings.ini: profile {profile!r} extends itself ({' -> '.join(chain + [sec])})")
+        chain.append(sec)
+        name = cp[sec].get("extends", "paper").strip()
+    return chain[::-1]
+
 def load_settings(lang: str = "en", profile: str = "paper", path: str | Path | None = None) -> dict:
-    "Merged settings: `[DEFAULT]`, then `[profile:<profile>]`, then `[<lang>]`."
+    "Merged settings: `[DEFAULT]`, then the profile (after the profiles it extends), then `[<lang>]`."
     cp = read_settings(path)
     if lang not in cp: raise KeyError(f"settings.ini has no section [{lang}]; languages: {[s for s in cp.sections() if ':' not in s and s != 'DEFAULT']}")
-    sec = f"profile:{profile}"
-    if profile != "paper" and sec not in cp: raise KeyError(f"settings.ini has no section [{sec}]")
     out = {}
-    for s in ("DEFAULT", sec, lang):
+    for s in ("DEFAULT", *profile_chain(cp, profile), lang):
         if s in cp: out.update({k: _convert(v) for k, v in cp[s].items()})
+    out.pop("extends", None)
     out.update(lang=lang, profile=profile, settings_path=str(path or find_settings()))
     return out
 

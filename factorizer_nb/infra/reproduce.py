@@ -55,28 +55,32 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
     return results
 
 # %% ../../nbs/infra/91_reproduce.ipynb #94c041c6
-def run_summaries(langs=("en",), profile: str = "small", runs_dir=None, kernel_name: str | None = None) -> dict[tuple[str, str], str | None]:
-    "Run the cross-language notebooks of `nbs/paper/summary/` once; returns {('summary', notebook): error or None}."
-    return run_notebooks(["summary"], profile, paper_notebooks(part="summary"), runs_dir, dict(langs=" ".join(langs)), kernel_name,
-                         lang_param="en")
+def run_summaries(langs=("en",), profile: str = "small", runs_dir=None, kernel_name: str | None = None,
+                  notebooks=None) -> dict[tuple[str, str], str | None]:
+    "Run the cross-language notebooks (default: all of `nbs/paper/summary/`) once; returns {('summary', notebook): error or None}."
+    return run_notebooks(["summary"], profile, notebooks or paper_notebooks(part="summary"), runs_dir, dict(langs=" ".join(langs)),
+                         kernel_name, lang_param="en")
 
 # %% ../../nbs/infra/91_reproduce.ipynb #42fb2806
 def main(argv: list[str] | None = None) -> int:
     "Command line: run the paper notebooks per language; exit 1 if any run failed."
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.reproduce", description=__doc__)
     ap.add_argument("--langs", nargs="+", default=["en"], help=f"languages ({' '.join(LANGS)})")
-    ap.add_argument("--profile", default="small", help="settings profile: small (default), tiny, medium or paper (see settings.ini)")
-    ap.add_argument("--notebooks", nargs="*", help="notebooks to run (default: all of nbs/paper)")
+    ap.add_argument("--profile", default="small", help="settings profile: small (default), tiny, grid, medium or paper (see settings.ini)")
+    ap.add_argument("--notebooks", nargs="+", help="notebooks to run per language (default: all of nbs/paper)")
+    ap.add_argument("--summaries", nargs="+", help="cross-language notebooks to run afterwards over --langs "
+                    "(default: all of nbs/paper/summary without --notebooks, none with it)")
+    ap.add_argument("--only-summaries", action="store_true", help="run no per-language notebook, only the summaries")
     a = ap.parse_args(argv)
     try:                                                       # every argument is checked before anything runs
         for lang in a.langs: load_settings(lang, a.profile)
-        missing = [n for n in a.notebooks or [] if not Path(n).is_file()]
+        missing = [n for n in (a.notebooks or []) + (a.summaries or []) if not Path(n).is_file()]
         if missing: raise FileNotFoundError(f"no such notebook: {', '.join(missing)}")
     except (KeyError, FileNotFoundError) as e:
         ap.exit(2, f"reproduce: error: {e.args[0] if e.args else e}\n")   # one line, no traceback
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    res = run_notebooks(a.langs, a.profile, a.notebooks)
-    if not a.notebooks: res.update(run_summaries(a.langs, a.profile))
+    res = {} if a.only_summaries else run_notebooks(a.langs, a.profile, a.notebooks)
+    if a.summaries or a.only_summaries or not a.notebooks: res.update(run_summaries(a.langs, a.profile, notebooks=a.summaries))
     failed = [k for k, v in res.items() if v]
     for lang, nb in failed: log.error("failed: %s %s (executed copy in %s)", lang, nb, run_dir(lang, profile=a.profile) / nb)
     return 1 if failed else 0
