@@ -4,6 +4,8 @@
 #   make readme               write README.md from nbs/index.ipynb
 #   make docs                 the rendered notebooks, figures and tables as a site in _docs/ (make docs-check: open it in headless Chromium)
 #   make sweep                the small-profile sweep (nbs/paper/heavy/17_profile_sweep, about 50 minutes on 2 cores)
+#   make lm                   the language-model experiments (nbs/paper/lm/, English; PROFILE=paper PROCESSES=8 on 8 GPUs); also
+#                             make reproduce EXPERIMENTS=lm
 #   make parser-grid          the from-scratch parser's fuller CPU grid (profile grid: 3 seeds, 6 epochs; en, gd, tr, zh, no), resumable,
 #                             into runs/<lang>-grid/ and figures/grid/
 #   make medium               the FACTORIZER notebooks (11-16) for English on the medium profile (about 75 minutes on 2 cores,
@@ -23,7 +25,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check reproduce sweep medium parser-grid test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check reproduce sweep medium parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -38,10 +40,22 @@ setup:
 # Re-resolve requirements.lock from pyproject.toml (uv reads the package indexes from UV_INDEX_URL, UV_EXTRA_INDEX_URL, UV_FIND_LINKS).
 lock: setup
 	$(BIN)/pip install -q uv
-	$(BIN)/uv pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 --index-strategy unsafe-best-match --no-header -o requirements.lock
+	UV_FIND_LINKS="$${UV_FIND_LINKS:-$$PIP_FIND_LINKS}" $(BIN)/uv pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 --index-strategy unsafe-best-match --no-header -o requirements.lock
 
 reproduce: setup
+ifeq ($(EXPERIMENTS),lm)
+	$(MAKE) lm
+else
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile $(PROFILE)
+endif
+
+# The language-model experiments (issue #12, nbs/paper/lm/): Tables 1 and 3, the table across four tokenizers and Figure 7, for English on
+# PROFILE (small: a 2-core CPU; paper: Table 6 on GPUs, PROCESSES per pretraining run under torchrun), resumable; FACTORIZER's vocabulary
+# comes from notebooks 11-12 of the same profile. Also `make reproduce EXPERIMENTS=lm`.
+PROCESSES ?= 1
+lm: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) \
+	  --notebooks nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb $(sort $(wildcard nbs/paper/lm/*.ipynb))
 
 sweep: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small --notebooks nbs/paper/heavy/17_profile_sweep.ipynb

@@ -157,6 +157,11 @@ class Parser(nn.Module):
         self.register_buffer("unk_id", torch.tensor(tokenizer.special_id("[UNK]"), dtype=torch.long), persistent=False)
         self.lstms = nn.ModuleList(nn.LSTM(c.embed_dim if k == 0 else H, c.lstm_dim, batch_first=True, bidirectional=True)
                                    for k in range(c.lstm_layers))
+        self.build_heads(H)
+
+    def build_heads(self, H: int):
+        "The root vector, tag classifiers, biaffine arc scorer and label classifier over word states of width `H`."
+        c, sizes = self.config, self.sizes
         self.root = nn.Parameter(torch.randn(H) * 0.1)
         self.taggers = nn.ModuleDict({f: nn.Linear(H, sizes[f]) for f in TAG_FIELDS})
         self.arc_dep, self.arc_head = nn.Linear(H, c.arc_dim), nn.Linear(H, c.arc_dim)

@@ -146,15 +146,16 @@ def _write_log(path: Path, rows: list[dict]):
 # %% ../../nbs/downstream/42_parser_training.ipynb #7887dd46
 def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: Sequence[conllu.TokenList], out_dir: str | Path, *,
                  config: ParserConfig = ParserConfig(), training: ParserTraining = ParserTraining(), device: str | torch.device = "cpu",
-                 progress: bool = True, on_epoch_end: Callable[[int, dict], None] | None = None, eval_every: int = 1) -> dict[str, float]:
-    "Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the last epoch (dev is scored every `eval_every` epochs and after the last)."
+                 progress: bool = True, on_epoch_end: Callable[[int, dict], None] | None = None, eval_every: int = 1,
+                 build: Callable[..., Parser] = Parser, build_id: str | None = None) -> dict[str, float]:
+    "Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the last epoch (dev is scored every `eval_every` epochs and after the last). `build(tokenizer, sizes, config)` makes the model (a pretrained encoder: `build_id` names it in the fingerprint)."
     out, device, t = Path(out_dir), torch.device(device), training
     out.mkdir(parents=True, exist_ok=True)
     labels = LabelSet.from_sentences(train)
     data = ParserData.build(train, labels)
-    fp = parser_fingerprint(tokenizer, train, dev, config, t)
+    fp = parser_fingerprint(tokenizer, train, dev, config, t) | ({"model_build": build_id} if build_id else {})
     torch.manual_seed(t.seed)
-    model = Parser(tokenizer, {f: labels.size(f) for f in FIELDS}, config).to(device)
+    model = build(tokenizer, {f: labels.size(f) for f in FIELDS}, config).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=t.lr_initial, betas=(t.adam_beta1, t.adam_beta2), eps=t.adam_eps, weight_decay=t.weight_decay)
     total = t.epochs * math.ceil(len(data) / t.batch_size)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, total, t.warmup_steps, t.lr_initial, t.lr_final))
@@ -203,13 +204,13 @@ def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: S
     return scores
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #e4dc5094
-def load_parser(run: str | Path, tokenizer: Tokenizer, device: str | torch.device = "cpu") -> tuple[Parser, LabelSet]:
-    "The trained parser of a finished run directory, and its classes, for use with `tokenizer` (whose ids must fit the embedding)."
+def load_parser(run: str | Path, tokenizer: Tokenizer, device: str | torch.device = "cpu", build: Callable[..., Parser] = Parser) -> tuple[Parser, LabelSet]:
+    "The trained parser of a finished run directory, and its classes, for use with `tokenizer` (whose ids must fit the embedding); `build` as in `train_parser`."
     path = Path(run) / FINAL
     if not path.exists(): raise FileNotFoundError(f"{path} does not exist: the run has not finished (train_parser resumes it)")
     ck = torch.load(path, map_location=device, weights_only=False)
     labels = LabelSet(ck["classes"])
-    model = Parser(tokenizer, {f: labels.size(f) for f in FIELDS}, ParserConfig(**ck["config"])).to(device)
+    model = build(tokenizer, {f: labels.size(f) for f in FIELDS}, ParserConfig(**ck["config"])).to(device)
     try: model.load_state_dict(ck["model"])
     except RuntimeError as e: raise ValueError(f"{path} was trained with a tokenizer of another size than {tokenizer!r}") from e
     return model.eval(), labels

@@ -62,6 +62,15 @@ def run_summaries(langs=("en",), profile: str = "small", runs_dir=None, kernel_n
                          kernel_name, lang_param="en")
 
 # %% ../../nbs/infra/91_reproduce.ipynb #42fb2806
+def _parameter(text: str) -> tuple[str, object]:
+    "One `-p NAME=VALUE` notebook parameter; the value as an int, float or string."
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier(): raise ValueError(f"not a NAME=VALUE parameter: {text!r}")
+    for cast in (int, float):
+        try: return name, cast(value)
+        except ValueError: pass
+    return name, value
+
 def main(argv: list[str] | None = None) -> int:
     "Command line: run the paper notebooks per language; exit 1 if any run failed."
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.reproduce", description=__doc__)
@@ -71,15 +80,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--summaries", nargs="+", help="cross-language notebooks to run afterwards over --langs "
                     "(default: all of nbs/paper/summary without --notebooks, none with it)")
     ap.add_argument("--only-summaries", action="store_true", help="run no per-language notebook, only the summaries")
+    ap.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
+                    help="a parameter for every per-language notebook that declares it (e.g. processes=8)")
     a = ap.parse_args(argv)
     try:                                                       # every argument is checked before anything runs
         for lang in a.langs: load_settings(lang, a.profile)
         missing = [n for n in (a.notebooks or []) + (a.summaries or []) if not Path(n).is_file()]
         if missing: raise FileNotFoundError(f"no such notebook: {', '.join(missing)}")
-    except (KeyError, FileNotFoundError) as e:
+        params = dict(_parameter(p) for p in a.parameter)
+    except (KeyError, FileNotFoundError, ValueError) as e:
         ap.exit(2, f"reproduce: error: {e.args[0] if e.args else e}\n")   # one line, no traceback
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    res = {} if a.only_summaries else run_notebooks(a.langs, a.profile, a.notebooks)
+    res = {} if a.only_summaries else run_notebooks(a.langs, a.profile, a.notebooks, parameters=params)
     if a.summaries or a.only_summaries or not a.notebooks: res.update(run_summaries(a.langs, a.profile, notebooks=a.summaries))
     failed = [k for k, v in res.items() if v]
     for lang, nb in failed: log.error("failed: %s %s (executed copy in %s)", lang, nb, run_dir(lang, profile=a.profile) / nb)

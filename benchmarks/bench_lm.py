@@ -1,0 +1,100 @@
+"""Masked-LM pretraining throughput per tokenizer on this machine, as ratios to sentencepiece BPE measured in the same run:
+- subword tokens/s and words/s of full training steps (span masking, forward, backward, optimizer step) on a profile's model,
+  so FACTORIZER's three-way output head (3 x 261 classes) stands against BPE's softmax over its whole vocabulary;
+- peak resident memory of each run (a fresh process per tokenizer);
+- the paper profile's step (Table 6: 15 x 768, 32,768 x 128 tokens): an ESTIMATE from the FLOPs this machine reached, not a measurement.
+FACTORIZER uses `runs/en/vocab.dawg` when `make reproduce` has made it, else a unigram stand-in vocabulary (placeholder triplets: the
+same output head and search, not the same quality).
+
+    python benchmarks/bench_lm.py [--profile small] [--steps 6] [--size 8000]
+"""
+import argparse, json, resource, subprocess, sys, time
+from pathlib import Path
+
+H100_BF16_DENSE = 989e12            # NVIDIA's H100 SXM dense bf16 peak, FLOP/s
+ASSUMED_MFU = 0.35                  # an assumed model-FLOPs utilisation for the GPU estimate
+
+
+def flops_per_token(layers: int, hidden: int, ff: int, seq_len: int, out_classes: int) -> float:
+    "Training FLOPs per token (forward + backward = 3 x forward) of the encoder: matrix products of the layers, attention, the output head."
+    per_layer = 2 * (3 * hidden * hidden + hidden * hidden + 3 * hidden * ff) + 2 * 2 * seq_len * hidden
+    head = 2 * (hidden * hidden + hidden * out_classes)
+    return 3 * (layers * per_layer + head)
+
+
+def one(kind: str, profile: str, steps: int, size: int) -> dict:
+    "Run in a child: time `steps` training steps of one tokenizer's model; print a JSON line."
+    import numpy as np, torch
+    from factorizer_nb.core.data import load_settings, training_counts, run_dir
+    from factorizer_nb.core.tokenizer import Factorizer
+    from factorizer_nb.core.baselines import unigram_standin_vocab
+    from factorizer_nb.downstream.experiments import spm_bpe
+    from factorizer_nb.downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, pack, pad_mask, settings_corpus
+    S = load_settings("en", profile)
+    counts = training_counts(S, top_n=S["vq_top_words"])
+    vocab = run_dir("en") / "vocab.dawg"
+    if kind == "bpe": tok, extra = spm_bpe(counts, size, Path("runs/bench_lm")), 0
+    else:
+        tok = Factorizer(vocab if vocab.exists() else unigram_standin_vocab(counts, size), alpha_split=S["alpha_split"])
+        extra = int(S["lm_extra_layers"]) if kind == "factorizer" else 0
+    cfg, t = LMConfig.from_settings(S, extra), LMTraining.from_settings(S)
+    texts = settings_corpus(S)[0][:4000]
+    t0 = time.perf_counter()
+    rows = torch.from_numpy(pack(tok.encode_ids_batch(texts), t.seq_len, *(tok.special_id(x) for x in ("[CLS]", "[SEP]", "[PAD]"))))
+    encode_s = time.perf_counter() - t0
+    words = sum(len(p.split()) for p in texts)
+    subwords_per_word = sum(len(x) for x in tok.encode_ids_batch(texts[:500])) / sum(len(p.split()) for p in texts[:500])
+    torch.manual_seed(0)
+    model = MaskedLM(tok, cfg)
+    opt = make_optimizer(model, t)
+    times, tokens = [], 0
+    for s in range(steps + 1):                                   # the first step warms up and is not timed
+        batch = rows[torch.randint(len(rows), (t.micro_batch,))]
+        t1 = time.perf_counter()
+        loss, _ = mlm_loss(model, batch, tok, t.mask_p, np.random.default_rng(s))
+        opt.zero_grad(); loss.backward(); opt.step()
+        if s: times.append(time.perf_counter() - t1); tokens += int(pad_mask(batch, tok.special_id("[PAD]")).sum())
+    params = sum(p.numel() for p in model.parameters())
+    classes = (tok.embedding_rows * 3) if tok.id_shape else tok.embedding_rows
+    fl = flops_per_token(cfg.layers, cfg.hidden, cfg.ff, t.seq_len, classes)
+    secs = sum(times)
+    return dict(kind=kind, tokenizer=tok.name, layers=cfg.layers, params=params, output_classes=classes, tokens_per_s=tokens / secs,
+                words_per_s=tokens / secs / subwords_per_word, subwords_per_word=subwords_per_word, flops_per_s=fl * tokens / secs,
+                encode_words_per_s=words / encode_s, peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                threads=torch.get_num_threads())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--profile", default="small"); ap.add_argument("--steps", type=int, default=6); ap.add_argument("--size", type=int, default=8000)
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        print(json.dumps(one(a.child, a.profile, a.steps, a.size))); return
+    res = {}
+    for kind in ("bpe", "factorizer", "factorizer_12l"):             # a fresh process each, for a clean peak memory
+        out = subprocess.run([sys.executable, __file__, "--child", kind, "--profile", a.profile, "--steps", str(a.steps), "--size", str(a.size)],
+                             capture_output=True, text=True, check=True)
+        res[kind] = json.loads(out.stdout.strip().splitlines()[-1])
+    ref = res["bpe"]
+    print(f"profile {a.profile!r}, {a.steps} timed steps each, {ref['threads']} threads; ratios to sentencepiece BPE in this run")
+    print("| model | layers | parameters | output classes | tokens/s | ratio | words/s | ratio | subwords/word | peak RSS MB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    names = {"bpe": "BPE (sentencepiece)", "factorizer": "FACTORIZER (+ extra layers)", "factorizer_12l": "FACTORIZER (no extra layers)"}
+    for k, r in res.items():
+        print(f"| {names[k]} | {r['layers']} | {r['params']:,} | {r['output_classes']:,} | {r['tokens_per_s']:,.0f} | "
+              f"{r['tokens_per_s'] / ref['tokens_per_s']:.2f} | {r['words_per_s']:,.0f} | {r['words_per_s'] / ref['words_per_s']:.2f} | "
+              f"{r['subwords_per_word']:.2f} | {r['peak_rss_mb']:,.0f} |")
+    from factorizer_nb.core.data import load_settings
+    P = load_settings("en", "paper")
+    cpu = max(r["flops_per_s"] for r in res.values())
+    for name, layers, classes in (("BPE, 12 layers", P["lm_layers"], P["lm_bpe_size"] + 5),
+                                  ("FACTORIZER, 15 layers", P["lm_layers"] + P["lm_extra_layers"], 3 * 261)):
+        fl = flops_per_token(layers, P["lm_hidden"], P["lm_ff"], P["lm_seq_len"], classes) * P["lm_batch_size"] * P["lm_seq_len"]
+        print(f"ESTIMATE, paper profile ({name}): {fl / 1e15:.1f} PFLOP per step; on this CPU at the {cpu / 1e9:.1f} GFLOP/s measured "
+              f"above: {fl / cpu / 3600:.1f} hours per step ({fl / cpu * P['lm_steps'] / 3600 / 24 / 365:,.0f} years for "
+              f"{P['lm_steps']:,} steps); on one H100 at an assumed {ASSUMED_MFU:.0%} of its bf16 peak: {fl / (H100_BF16_DENSE * ASSUMED_MFU):.1f} s "
+              f"per step ({fl / (H100_BF16_DENSE * ASSUMED_MFU) * P['lm_steps'] / 3600:,.0f} GPU-hours). Not measured.")
+
+
+if __name__ == "__main__": main()

@@ -1,0 +1,138 @@
+"Masked language models (downstream.lm): DDP against accumulation, odd input over every tokenizer kind, span-mask properties, the tiny LM notebooks end to end."
+import json, math, os, socket
+from dataclasses import replace
+from pathlib import Path
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+from fixtures import ROOT, needs_data
+from factorizer_nb.downstream.lm import (LMConfig, LMTraining, MaskedLM, train_lm, load_lm, span_mask, pack, pad_mask, mlm_loss,
+                                         pseudo_perplexity, main)
+
+TINY = LMConfig(layers=2, hidden=32, ff=64, heads=2, dropout=0.0, attention_dropout=0.0, position_buckets=8, max_distance=32)
+TEXTS = [f"the {w} sat on the mat and looked at the {v} for a while" for w in ("cat", "dog", "bird", "fox") for v in ("sun", "rain", "moon")] * 3
+
+
+@pytest.fixture(scope="module")
+def tokenizers(tmp_path_factory):
+    "A sentencepiece BPE and a FACTORIZER stand-in vocabulary (triplet ids), both small."
+    from factorizer_nb.core.data import word_counts
+    from factorizer_nb.core.tokenizer import Factorizer
+    from factorizer_nb.core.baselines import unigram_standin_vocab
+    from factorizer_nb.downstream.experiments import spm_bpe
+    counts = word_counts("wordfreq:en", top_n=1500)
+    return {"bpe": spm_bpe(counts, 400, tmp_path_factory.mktemp("tok")), "factorizer": Factorizer(unigram_standin_vocab(counts, 300))}
+
+
+def _free_port() -> int:
+    with socket.socket() as s: s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+
+
+def _ddp_worker(rank: int, world: int, port: int, tok_file: str, out: str, training: LMTraining):
+    import torch.distributed as dist
+    from factorizer_nb.core.protocol import load_tokenizer
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try: train_lm(load_tokenizer(tok_file), TEXTS, out, config=TINY, training=training, progress=False)
+    finally: dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("kind", ["bpe", "factorizer"])
+def test_ddp_two_processes_take_the_same_steps_as_accumulation(tokenizers, tmp_path, kind):
+    "Two gloo processes with one micro-batch each give the weights of one process accumulating two (dropout off)."
+    tok = tokenizers[kind]
+    t = LMTraining(steps=3, batch_size=8, micro_batch=4, seq_len=16, warmup_steps=1, lr_initial=3e-3, lr_final=3e-4, optimizer="adamw",
+                   checkpoint_every=3)
+    one = torch.load(train_lm(tok, TEXTS, tmp_path / "one", config=TINY, training=t, progress=False), weights_only=False)
+    tok_file = str(tok.save(tmp_path / "tok"))
+    torch.multiprocessing.spawn(_ddp_worker, args=(2, _free_port(), tok_file, str(tmp_path / "two"), t), nprocs=2, join=True)
+    two = torch.load(tmp_path / "two" / "lm.pt", weights_only=False)
+    assert two["fingerprint"]["world"] == 2 and one["fingerprint"]["world"] == 1
+    D = TINY.hidden
+    for name, w in one["model"].items():
+        a, b = two["model"][name], w
+        if name.endswith("qkv.bias"):                 # the key bias has no gradient (softmax ignores it): AdamW turns rounding noise
+            a, b = torch.cat([a[:D], a[2 * D:]]), torch.cat([b[:D], b[2 * D:]])   # into full steps there, so only q and v are compared
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5, msg=name)
+    losses = lambda d: [float(r.split(",")[2]) for r in (tmp_path / d / "train_log.csv").read_text().splitlines()[1:]]
+    assert np.allclose(losses("one"), losses("two"), rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["bpe", "factorizer"])
+def test_odd_text_gives_a_finite_loss(tokenizers, kind):
+    "Empty texts, whitespace, emoji, combining marks and CJK pack into rows and give a finite loss and perplexity."
+    tok = tokenizers[kind]
+    texts = ["", "   ", "🙂 👍🏽 x", "e\u0301te\u0301", "上海 東京", "a" * 300]
+    rows = torch.from_numpy(pack(tok.encode_ids_batch(texts), 16, *(tok.special_id(t) for t in ("[CLS]", "[SEP]", "[PAD]"))))
+    assert rows.shape[1:2] == (16,) and pad_mask(rows, tok.special_id("[PAD]"))[:, 0].all()
+    torch.manual_seed(0)
+    model = MaskedLM(tok, TINY)
+    loss, n = mlm_loss(model, rows, tok, 0.15, np.random.default_rng(0))
+    assert n > 0 and torch.isfinite(loss)
+    r = pseudo_perplexity(model.eval(), tok, texts, seq_len=16, groups=2)
+    assert math.isfinite(r["ppl_word"]) and r["words"] + r["skipped_words"] == sum(len(t.split()) for t in texts)
+
+
+@given(st.lists(st.lists(st.booleans(), min_size=1, max_size=60), min_size=1, max_size=6).filter(lambda r: len({len(x) for x in r}) == 1),
+       st.floats(0.01, 0.5), st.integers(0, 2**32 - 1))
+@settings(max_examples=60, deadline=None)
+def test_span_mask_chooses_the_share_among_candidates(rows, p, seed):
+    cand = np.array(rows, dtype=bool)
+    m = span_mask(cand, p, np.random.default_rng(seed))
+    assert not (m & ~cand).any()
+    for row, c in zip(m, cand):
+        n = int(c.sum())
+        assert row.sum() == (max(1, round(p * n)) if n else 0)
+
+
+def test_command_line_errors(tmp_path):
+    "Bad arguments end in one line naming the problem, before anything trains."
+    def err(argv):
+        with pytest.raises(SystemExit) as e: main(argv)
+        return str(e.value.code)
+    assert err(["--lang", "xx", "--tokenizer", "t", "--out", str(tmp_path)]).startswith("lm: settings.ini has no section [xx]")
+    assert err(["--profile", "nope", "--tokenizer", "t", "--out", str(tmp_path)]) == "lm: settings.ini has no section [profile:nope]"
+    assert err(["--lang", "en", "--profile", "tiny", "--tokenizer", str(tmp_path / "none.tok"), "--out", str(tmp_path)]) == f"lm: no tokenizer file {tmp_path / 'none.tok'}"
+
+
+def test_non_finite_loss_is_an_error(tokenizers, tmp_path):
+    "A learning rate that blows the model up stops the run with a clear error instead of writing NaN weights."
+    t = LMTraining(steps=30, batch_size=4, micro_batch=4, seq_len=16, warmup_steps=1, lr_initial=1e6, lr_final=1e6, optimizer="adamw",
+                   grad_clip=1e9, checkpoint_every=100)
+    with pytest.raises(FloatingPointError, match="non-finite loss"):
+        train_lm(tokenizers["bpe"], TEXTS, tmp_path, config=TINY, training=t, progress=False)
+    assert not (tmp_path / "lm.pt").exists()
+
+
+@needs_data
+def test_lm_notebooks_tiny(tmp_path):
+    """Tables 1/3, the four-tokenizer table and Figure 7 on the tiny profile (FACTORIZER: a stand-in vocabulary where 12_vocab_inference puts
+    its own; the VQ-VAE notebooks have their own smoke test); kept predictions re-score."""
+    from factorizer_nb.infra.reproduce import paper_notebooks, run_notebooks
+    from factorizer_nb.downstream.ud_data import score_conllu
+    from factorizer_nb.core.data import word_counts
+    from factorizer_nb.core.baselines import unigram_standin_vocab
+    (tmp_path / "work").mkdir()
+    unigram_standin_vocab(word_counts("wordfreq:en", top_n=2000), 300).save(tmp_path / "work" / "vocab.dawg")
+    nbs = paper_notebooks(ROOT, "lm")
+    assert [n.name[:2] for n in nbs] == ["45", "46"]
+    res = run_notebooks(["en"], "tiny", nbs, runs_dir=tmp_path / "runs",
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures")))
+    assert all(v is None for v in res.values()), res
+    out = tmp_path / "figures"
+    t1 = pd.read_csv(out / "table1_lm_ablation_en.csv")
+    assert list(t1.model) == ["BPE", "BPE + sampling", "BPE + sampling + averaging", "FACTORIZER", "FACTORIZER + sampling",
+                              "FACTORIZER + sampling + averaging", "FACTORIZER (12L)"]
+    assert "paper LAS" in t1 and t1.LAS.notna().all()
+    four = pd.read_csv(out / "table_lm_tokenizers_en.csv")
+    assert list(four.model) == ["BPE", "Unigram LM", "SaGe", "FACTORIZER", "FACTORIZER (12L)"]
+    assert (four["held-out pseudo-perplexity per word"] > 1).all()
+    fig7 = pd.read_csv(out / "fig7_scarcity_en.csv")
+    assert set(fig7.fraction) == {1.0, 0.25} and set(fig7.model) == {"BPE", "FACTORIZER"}
+    caption = json.loads((out / "fig7_scarcity_en.manifest.json").read_text())["caption"]
+    assert "same 4 steps" in caption and "Paper: Figure 7" in caption
+    for d in (tmp_path / "work" / "lm").glob("*/full/ud/seed*"):              # kept predictions re-score to the tables' numbers
+        s = score_conllu(d / "dev.gold.conllu", d / "dev.conllu")
+        assert 0 <= s["LAS"] <= 100
