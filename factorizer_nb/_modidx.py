@@ -635,8 +635,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                        'factorizer_nb/downstream/lm.py'),
                                              'factorizer_nb.downstream.lm.paragraphs': ( 'downstream/lm.html#paragraphs',
                                                                                          'factorizer_nb/downstream/lm.py'),
-                                             'factorizer_nb.downstream.lm.prefixed_settings': ( 'downstream/lm.html#prefixed_settings',
-                                                                                                'factorizer_nb/downstream/lm.py'),
                                              'factorizer_nb.downstream.lm.pretrain': ( 'downstream/lm.html#pretrain',
                                                                                        'factorizer_nb/downstream/lm.py'),
                                              'factorizer_nb.downstream.lm.pretrain_args': ( 'downstream/lm.html#pretrain_args',

@@ -18,22 +18,18 @@ from torch import nn
 from tqdm.auto import tqdm
 from ..core.data import atomic_write, load_settings, read_text, text_lines, DataError
 from ..core.protocol import Tokenizer, load_tokenizer
-from .parser import Parser, ParserConfig, subword_embedding, pool_batch, _word_dropout
+from .parser import Parser, ParserConfig, ud_settings, subword_embedding, pool_batch, _word_dropout
 from .parser_training import lr_factor, tokenizer_sha256, _refuse_other_run
 
 # %% auto #0
-__all__ = ['PAD_BIAS', 'SPAN_P', 'SPAN_MAX', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'prefixed_settings',
-           'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt',
-           'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining',
-           'make_optimizer', 'packed_rows', 'lm_fingerprint', 'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity',
-           'LMParser', 'finetune_build', 'finetune_training', 'LMSpec', 'lm_specs', 'main', 'pretrain_args',
-           'pretrain_command', 'pretrain']
+__all__ = ['PAD_BIAS', 'SPAN_P', 'SPAN_MAX', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'LMConfig',
+           'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt', 'paragraphs',
+           'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining', 'make_optimizer',
+           'packed_rows', 'lm_fingerprint', 'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity', 'LMParser',
+           'finetune_build', 'finetune_training', 'LMSpec', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command',
+           'pretrain']
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
-def prefixed_settings(cls, s: dict, prefix: str, skip: tuple = ()) -> dict:
-    "The `<prefix><field>` settings of a dataclass's fields, converted to each field's type."
-    return {f.name: type(f.default)(s[f"{prefix}{f.name}"]) for f in fields(cls) if f.name not in skip}
-
 @dataclass(frozen=True)
 class LMConfig:
     "Shape of the encoder (settings `lm_*`, the paper's Table 6)."
@@ -49,7 +45,7 @@ class LMConfig:
 
     @classmethod
     def from_settings(cls, s: dict, extra_layers: int = 0) -> "LMConfig":
-        c = cls(**prefixed_settings(cls, s, "lm_"))
+        c = cls(**ud_settings(cls, s, prefix="lm_"))
         return replace(c, layers=c.layers + extra_layers)
 
     def __post_init__(self):
@@ -253,7 +249,7 @@ class LMTraining:
 
     @classmethod
     def from_settings(cls, s: dict, seed: int | None = None) -> "LMTraining":
-        return cls(**prefixed_settings(cls, s, "lm_", skip=("seed",)), seed=int(s["seed"] if seed is None else seed))
+        return cls(**ud_settings(cls, s, skip=("seed",), prefix="lm_"), seed=int(s["seed"] if seed is None else seed))
 
     def accumulation(self, world: int) -> int:
         "Micro-batches each of `world` processes runs per step; the batch must split evenly."

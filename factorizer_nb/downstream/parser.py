@@ -122,9 +122,9 @@ def mst_heads(log_probs: np.ndarray) -> list[int]:
     return best
 
 # %% ../../nbs/downstream/41_parser.ipynb #4fca61a7
-def ud_settings(cls, s: dict, skip: tuple = ()) -> dict:
-    "The `ud_<field>` settings of a dataclass's fields, converted to each field's type."
-    return {f.name: type(f.default)(s[f"ud_{f.name}"]) for f in fields(cls) if f.name not in skip}
+def ud_settings(cls, s: dict, skip: tuple = (), prefix: str = "ud_") -> dict:
+    "The `<prefix><field>` settings (`ud_<field>` by default) of a dataclass's fields, converted to each field's type."
+    return {f.name: type(f.default)(s[f"{prefix}{f.name}"]) for f in fields(cls) if f.name not in skip}
 
 @dataclass(frozen=True)
 class ParserConfig:
