@@ -102,6 +102,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_encode.py
 	$(BIN)/python benchmarks/bench_vqvae.py
 	$(BIN)/python benchmarks/bench_parser.py
+	$(BIN)/python benchmarks/bench_lm.py
 
 data: setup
 	$(BIN)/python -m factorizer_nb.core.data download
