@@ -352,10 +352,11 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
     bar = tqdm(total=t.steps, initial=step, desc=f"LM {tokenizer.name}", disable=not progress or rank > 0)
     began, tokens_seen = time.perf_counter(), 0
     while step < t.steps and (stop_after is None or step < stop_after):
-        if data_epoch != epoch: data, data_epoch = torch.from_numpy(packed_rows(tokenizer, texts, t.seq_len, epoch, t.seed, cache_dir)), epoch
+        if data_epoch != epoch:                                                                  # an epoch's rows and their order, once
+            data, data_epoch = torch.from_numpy(packed_rows(tokenizer, texts, t.seq_len, epoch, t.seed, cache_dir)), epoch
+            order = torch.randperm(len(data), generator=torch.Generator().manual_seed(t.seed * 1_000_003 + epoch))
         per_epoch = max(1, len(data) // t.batch_size)
         if k >= per_epoch: epoch, k = epoch + 1, 0; continue
-        order = torch.randperm(len(data), generator=torch.Generator().manual_seed(t.seed * 1_000_003 + epoch))
         batch = order[(k * t.batch_size + torch.arange(t.batch_size)) % len(data)]                 # [batch_size] row indices
         torch.manual_seed(t.seed * 1_000_003 + step * 1_009 + rank)                              # dropout of this step
         model.train(); opt.zero_grad(set_to_none=True)
