@@ -603,8 +603,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                            'factorizer_nb/downstream/lm.py'),
                                              'factorizer_nb.downstream.lm._world': ( 'downstream/lm.html#_world',
                                                                                      'factorizer_nb/downstream/lm.py'),
-                                             'factorizer_nb.downstream.lm._write_lm_log': ( 'downstream/lm.html#_write_lm_log',
-                                                                                            'factorizer_nb/downstream/lm.py'),
                                              'factorizer_nb.downstream.lm.corrupt': ( 'downstream/lm.html#corrupt',
                                                                                       'factorizer_nb/downstream/lm.py'),
                                              'factorizer_nb.downstream.lm.finetune_build': ( 'downstream/lm.html#finetune_build',

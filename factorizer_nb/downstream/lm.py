@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from ..core.data import atomic_write, load_settings, read_text, text_lines, DataError
 from ..core.protocol import Tokenizer, load_tokenizer
 from .parser import Parser, ParserConfig, ud_settings, subword_embedding, pool_batch, _word_dropout
-from .parser_training import lr_factor, tokenizer_sha256, _refuse_other_run
+from .parser_training import lr_factor, tokenizer_sha256, _refuse_other_run, _write_log
 
 # %% auto #0
 __all__ = ['PAD_BIAS', 'SPAN_P', 'SPAN_MAX', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'LMConfig',
@@ -302,10 +302,6 @@ def lm_fingerprint(tokenizer: Tokenizer, texts: Sequence[str], config: LMConfig,
     "Everything that determines a pretraining run: shape, optimisation, seed, tokenizer, text and the number of processes."
     return dict(model=asdict(config), training=asdict(training), tokenizer=tokenizer_sha256(tokenizer), text_sha256=_sha_texts(texts), world=world)
 
-def _write_lm_log(path: Path, rows: list[dict]):
-    buf = io.StringIO(); w = csv.DictWriter(buf, LOG_COLUMNS, extrasaction="ignore"); w.writeheader(); w.writerows(rows)
-    atomic_write(path, lambda p: p.write_text(buf.getvalue(), encoding="utf-8"))
-
 def _step_rng(seed: int, step: int, micro: int) -> np.random.Generator:
     "The generator of one micro-batch of one step (masks and replacements)."
     return np.random.default_rng([seed, step, micro])
@@ -346,7 +342,7 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
         _refuse_other_run(ck_path, ck.get("fingerprint"), fp)
         model.load_state_dict(ck["model"]); opt.load_state_dict(ck["optimizer"]); sched.load_state_dict(ck["scheduler"])
         step, epoch, k, rows_log = ck["step"], ck["epoch"], ck["k"], ck["log"]
-    if rank == 0: _write_lm_log(out / LOG, rows_log)
+    if rank == 0: _write_log(out / LOG, rows_log, LOG_COLUMNS)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else nullcontext()
     data, data_epoch = None, None
     bar = tqdm(total=t.steps, initial=step, desc=f"LM {tokenizer.name}", disable=not progress or rank > 0)
@@ -381,7 +377,7 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
         if step % t.checkpoint_every == 0 or step == t.steps:
             state = dict(fingerprint=fp, model=model.state_dict(), optimizer=opt.state_dict(), scheduler=sched.state_dict(),
                          step=step, epoch=epoch, k=k, log=rows_log)
-            if rank == 0: atomic_write(out / CHECKPOINT, lambda p: torch.save(state, p)); _write_lm_log(out / LOG, rows_log)
+            if rank == 0: atomic_write(out / CHECKPOINT, lambda p: torch.save(state, p)); _write_log(out / LOG, rows_log, LOG_COLUMNS)
             if world > 1: dist.barrier()
     bar.close()
     if step == t.steps and rank == 0:

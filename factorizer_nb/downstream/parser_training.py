@@ -138,9 +138,9 @@ def _epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[list[
     order = torch.randperm(n, generator=g).tolist()
     return [order[k:k + batch_size] for k in range(0, n, batch_size)]
 
-def _write_log(path: Path, rows: list[dict]):
+def _write_log(path: Path, rows: list[dict], columns: Sequence[str] = LOG_COLUMNS):
     "train_log.csv from the checkpoint's rows (rewritten whole, so an interrupted run leaves no partial row)."
-    buf = io.StringIO(); w = csv.DictWriter(buf, LOG_COLUMNS, extrasaction="ignore"); w.writeheader(); w.writerows(rows)
+    buf = io.StringIO(); w = csv.DictWriter(buf, columns, extrasaction="ignore"); w.writeheader(); w.writerows(rows)
     atomic_write(path, lambda t: t.write_text(buf.getvalue(), encoding="utf-8"))
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #7887dd46
