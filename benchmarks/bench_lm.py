@@ -16,8 +16,8 @@ ASSUMED_MFU = 0.35                  # an assumed model-FLOPs utilisation for the
 
 
 def flops_per_token(layers: int, hidden: int, ff: int, seq_len: int, out_classes: int) -> float:
-    "Training FLOPs per token (forward + backward = 3 x forward): matrix products of the layers, attention, and the output head counted on
-    every token, although only the masked 15% go through it (an over-count that weighs most on BPE's large softmax)."
+    """Training FLOPs per token (forward + backward = 3 x forward): matrix products of the layers, attention, and the output head counted on
+    every token, although only the masked 15% go through it (an over-count that weighs most on BPE's large softmax)."""
     per_layer = 2 * (3 * hidden * hidden + hidden * hidden + 3 * hidden * ff) + 2 * 2 * seq_len * hidden
     head = 2 * (hidden * hidden + hidden * out_classes)
     return 3 * (layers * per_layer + head)

@@ -19,13 +19,14 @@ __all__ = ['MAX_SPM_COUNT', 'write_count_tsv', 'spm_load', 'spm_train', 'train_s
 # %% ../../nbs/core/06_baselines.ipynb #e70cd9c8
 MAX_SPM_COUNT = 1_000_000
 
-def write_count_tsv(counts: Sequence[tuple[str, int]], path: str | Path, max_count: int = MAX_SPM_COUNT, eow: bool = True) -> Path:
-    "Write marked words (`⸥word⸤`, or `⸥word` if not `eow`) with rescaled counts as sentencepiece TSV input."
+def write_count_tsv(counts: Sequence[tuple[str, int]], path: str | Path, max_count: int = MAX_SPM_COUNT, eow: bool = True,
+                    markers: bool = True) -> Path:
+    "Write marked words (`⸥word⸤`, or `⸥word` if not `eow`; plain words if not `markers`) with rescaled counts as sentencepiece TSV input."
     if not counts: raise ValueError("no words to train on")
     scale = min(1.0, max_count / max(c for _, c in counts))
     with open(path, "w", encoding="utf-8") as f:
         for w, c in counts:
-            if w and not any(ch.isspace() for ch in w): f.write(f"{mark(w) if eow else mark(w)[:-1]}\t{max(1, round(c * scale))}\n")
+            if w and not any(ch.isspace() for ch in w): f.write(f"{(mark(w) if eow else mark(w)[:-1]) if markers else w}\t{max(1, round(c * scale))}\n")
     return Path(path)
 
 def spm_load(path: str | Path):
@@ -47,14 +48,14 @@ def spm_train(**kwargs):
                          f"use a larger vocabulary (or a lower character_coverage)") from None
 
 def train_sentencepiece(counts: Sequence[tuple[str, int]], vocab_size: int, model_type: str = "unigram",
-                        out_prefix: str | Path | None = None, num_threads: int = 2, eow: bool = True):
-    "Train a sentencepiece model on marked words; returns the loaded `SentencePieceProcessor`."
+                        out_prefix: str | Path | None = None, num_threads: int = 2, eow: bool = True, markers: bool = True):
+    "Train a sentencepiece model on marked words (plain words with sentencepiece's `▁` if not `markers`); the loaded `SentencePieceProcessor`."
     import sentencepiece as spm
     with tempfile.TemporaryDirectory() as tmp:
         prefix = str(out_prefix or Path(tmp) / "spm")
         spm_train(
-            input=str(write_count_tsv(counts, Path(tmp) / "words.tsv", eow=eow)), input_format="tsv", model_prefix=prefix,
-            model_type=model_type, vocab_size=vocab_size, add_dummy_prefix=False, normalization_rule_name="identity",
+            input=str(write_count_tsv(counts, Path(tmp) / "words.tsv", eow=eow, markers=markers)), input_format="tsv", model_prefix=prefix,
+            model_type=model_type, vocab_size=vocab_size, add_dummy_prefix=not markers, normalization_rule_name="identity",
             remove_extra_whitespaces=False, byte_fallback=True, character_coverage=1.0, hard_vocab_limit=False,
             split_by_unicode_script=False,
             num_threads=num_threads)

@@ -55,13 +55,14 @@ def bpe_point(counts, size: int, work: Path) -> Point:
     return Point("BPE", size, _cached(work / f"bpe_{size}.json", lambda: HFByteBPE(train_hf_bpe(counts, size), name=f"BPE {size}")))
 
 def unigram_point(counts, size: int, work: Path) -> Point:
-    "sentencepiece Unigram LM of `size` trained on the word list `counts`."
-    build = lambda: SentencePieceTokenizer(train_sentencepiece(counts, size, "unigram"), name=f"Unigram LM {size}")
-    return Point("Unigram LM", size, _cached(work / f"unigram_{size}.json", build))
+    "sentencepiece Unigram LM of `size` trained on the plain words of `counts` (as the tokenizer will see them)."
+    build = lambda: SentencePieceTokenizer(train_sentencepiece(counts, size, "unigram", markers=False), name=f"Unigram LM {size}")
+    return Point("Unigram LM", size, _cached(work / f"spm_unigram_words_{size}.json", build))
 
 def spm_bpe(counts, size: int, work: Path, dropout: float = 0.0, seed: int | None = None) -> SentencePieceTokenizer:
     "sentencepiece BPE of `size` on the word list `counts`, with seeded BPE-dropout `dropout` (sentencepiece's `alpha` for BPE models)."
-    base = _cached(work / f"spm_bpe_{size}.json", lambda: SentencePieceTokenizer(train_sentencepiece(counts, size, "bpe"), name=f"BPE {size}"))
+    build = lambda: SentencePieceTokenizer(train_sentencepiece(counts, size, "bpe", markers=False), name=f"BPE {size}")
+    base = _cached(work / f"spm_bpe_words_{size}.json", build)
     if not dropout: return base
     return SentencePieceTokenizer(base.sp, name=f"BPE {size} + dropout {dropout:g}", alpha=dropout, seed=seed)
 
