@@ -165,6 +165,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                     'factorizer_nb/core/baselines.py'),
                                               'factorizer_nb.core.baselines.spm_load': ( 'core/baselines.html#spm_load',
                                                                                          'factorizer_nb/core/baselines.py'),
+                                              'factorizer_nb.core.baselines.spm_threads': ( 'core/baselines.html#spm_threads',
+                                                                                            'factorizer_nb/core/baselines.py'),
                                               'factorizer_nb.core.baselines.spm_train': ( 'core/baselines.html#spm_train',
                                                                                           'factorizer_nb/core/baselines.py'),
                                               'factorizer_nb.core.baselines.train_hf_bpe': ( 'core/baselines.html#train_hf_bpe',

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/06_baselines.ipynb #6e09186f
 from __future__ import annotations
-import math, tempfile
+import math, os, tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 from fastcore.basics import patch
@@ -13,11 +13,21 @@ from .data import EOW, mark
 from .vocab import CODEBOOK_SIZE, Vocabulary, subword_bytes, flat_to_triplet
 
 # %% auto #0
-__all__ = ['MAX_SPM_COUNT', 'write_count_tsv', 'spm_load', 'spm_train', 'train_sentencepiece', 'train_spm_on_text',
-           'placeholder_triplet', 'unigram_standin_vocab', 'train_hf_bpe', 'SentencePieceTokenizer', 'HFByteBPE']
+__all__ = ['MAX_SPM_COUNT', 'SPM_THREADS', 'spm_threads', 'write_count_tsv', 'spm_load', 'spm_train', 'train_sentencepiece',
+           'train_spm_on_text', 'placeholder_triplet', 'unigram_standin_vocab', 'train_hf_bpe',
+           'SentencePieceTokenizer', 'HFByteBPE']
 
 # %% ../../nbs/core/06_baselines.ipynb #e70cd9c8
 MAX_SPM_COUNT = 1_000_000
+SPM_THREADS = 2             # sentencepiece's models depend on its thread count: one fixed default for every output
+
+def spm_threads(n: int | None = None) -> int:
+    "`n` if given, else `$FACTORIZER_NB_SPM_THREADS`, else `SPM_THREADS`: the threads sentencepiece trains on."
+    n = n if n is not None else os.environ.get("FACTORIZER_NB_SPM_THREADS") or SPM_THREADS
+    try: n = int(n)
+    except ValueError: raise ValueError(f"FACTORIZER_NB_SPM_THREADS must be a positive integer, got {n!r}") from None
+    if n < 1: raise ValueError(f"sentencepiece needs at least one thread, got {n}")
+    return n
 
 def write_count_tsv(counts: Sequence[tuple[str, int]], path: str | Path, max_count: int = MAX_SPM_COUNT, eow: bool = True,
                     markers: bool = True) -> Path:
@@ -48,7 +58,7 @@ def spm_train(**kwargs):
                          f"use a larger vocabulary (or a lower character_coverage)") from None
 
 def train_sentencepiece(counts: Sequence[tuple[str, int]], vocab_size: int, model_type: str = "unigram",
-                        out_prefix: str | Path | None = None, num_threads: int = 2, eow: bool = True, markers: bool = True):
+                        out_prefix: str | Path | None = None, num_threads: int | None = None, eow: bool = True, markers: bool = True):
     "Train a sentencepiece model on marked words (plain words with sentencepiece's `▁` if not `markers`); the loaded `SentencePieceProcessor`."
     import sentencepiece as spm
     with tempfile.TemporaryDirectory() as tmp:
@@ -58,12 +68,12 @@ def train_sentencepiece(counts: Sequence[tuple[str, int]], vocab_size: int, mode
             model_type=model_type, vocab_size=vocab_size, add_dummy_prefix=not markers, normalization_rule_name="identity",
             remove_extra_whitespaces=False, byte_fallback=True, character_coverage=1.0, hard_vocab_limit=False,
             split_by_unicode_script=False,
-            num_threads=num_threads)
+            num_threads=spm_threads(num_threads))
         return spm_load(prefix + ".model")
 
 # %% ../../nbs/core/06_baselines.ipynb #173be14e
 def train_spm_on_text(lines: Iterable[str], vocab_size: int, model_type: str, character_coverage: float = 0.9995,
-                      num_threads: int = 2, max_sentence_length: int = 8192, **options):
+                      num_threads: int | None = None, max_sentence_length: int = 8192, **options):
     "A sentencepiece model (`bpe` or `unigram`) trained on lines of text (sentencepiece's default normalization unless `options` say otherwise)."
     import sentencepiece as spm
     with tempfile.TemporaryDirectory() as tmp:
@@ -74,7 +84,7 @@ def train_spm_on_text(lines: Iterable[str], vocab_size: int, model_type: str, ch
                 if line.strip(): f.write(line.strip()[:max_sentence_length] + "\n"); n += 1
         if not n: raise ValueError("no text to train on")
         spm_train(input=str(path), model_prefix=f"{tmp}/m", model_type=model_type, vocab_size=vocab_size,
-                  character_coverage=character_coverage, num_threads=num_threads, hard_vocab_limit=False,
+                  character_coverage=character_coverage, num_threads=spm_threads(num_threads), hard_vocab_limit=False,
                   max_sentence_length=max_sentence_length, **options)
         return spm_load(f"{tmp}/m.model")
 

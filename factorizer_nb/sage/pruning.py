@@ -633,7 +633,7 @@ def run_sage(sage: SaGe, out_dir: str | Path | None = None, resume: bool = True,
     return sage.vocabulary()
 
 # %% ../../nbs/sage/20_pruning.ipynb #579dac1c
-def initial_vocabulary(lines: Sequence[str], size: int, unit: str = "char", num_threads: int = 2) -> list:
+def initial_vocabulary(lines: Sequence[str], size: int, unit: str = "char", num_threads: int | None = None) -> list:
     "Line 2 of Algorithm 3: `size` sentencepiece BPE pieces of raw `lines`; for `byte` units, all 256 bytes, then the pieces' UTF-8."
     if unit not in UNITS: raise ValueError(f"unit must be one of {UNITS}, not {unit!r}")
     text = [l.strip() for l in lines if l.strip()]
