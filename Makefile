@@ -71,9 +71,11 @@ parser-grid: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs tr zh no --profile grid --notebooks $(GRID_NBS)
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en gd tr zh no --profile grid --only-summaries --summaries nbs/paper/summary/44_parser_languages.ipynb
 
+# two test workers on 2 cores: one torch (OpenMP) thread and one sentencepiece thread each
+TEST_ENV := OMP_NUM_THREADS=1 FACTORIZER_NB_SPM_THREADS=1
 test: setup
-	OMP_NUM_THREADS=1 FACTORIZER_NB_SPM_THREADS=1 $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2
-	OMP_NUM_THREADS=1 FACTORIZER_NB_SPM_THREADS=1 $(BIN)/python -m pytest -n 2 --durations 15 tests
+	$(TEST_ENV) $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2
+	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 15 tests
 
 # CI: the exported library, the notebooks and the README must already be in sync and clean.
 check-sync: setup

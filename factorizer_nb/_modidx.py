@@ -151,6 +151,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                    'factorizer_nb/core/baselines.py'),
                                               'factorizer_nb.core.baselines.SentencePieceTokenizer.from_config': ( 'core/baselines.html#sentencepiecetokenizer.from_config',
                                                                                                                    'factorizer_nb/core/baselines.py'),
+                                              'factorizer_nb.core.baselines.SentencePieceTokenizer.from_counts': ( 'core/baselines.html#sentencepiecetokenizer.from_counts',
+                                                                                                                   'factorizer_nb/core/baselines.py'),
                                               'factorizer_nb.core.baselines.SentencePieceTokenizer.lossless': ( 'core/baselines.html#sentencepiecetokenizer.lossless',
                                                                                                                 'factorizer_nb/core/baselines.py'),
                                               'factorizer_nb.core.baselines.SentencePieceTokenizer.reseed': ( 'core/baselines.html#sentencepiecetokenizer.reseed',

@@ -198,6 +198,13 @@ def config(self: SentencePieceTokenizer) -> dict:
 def from_config(cls: SentencePieceTokenizer, config: dict) -> SentencePieceTokenizer:
     return cls(from_b64(config["model"]), alpha=config.get("alpha", 0.0), seed=config.get("seed"))
 
+# %% ../../nbs/core/06_baselines.ipynb #5a1c0f3e
+@patch(cls_method=True)
+def from_counts(cls: SentencePieceTokenizer, counts: Sequence[tuple[str, int]], vocab_size: int, model_type: str = "unigram",
+                name: str = "sentencepiece") -> SentencePieceTokenizer:
+    "A tokenizer whose sentencepiece model (`bpe` or `unigram`) learned the plain words of `counts`, as it will encode them."
+    return cls(train_sentencepiece(counts, vocab_size, model_type, markers=False), name=name)
+
 # %% ../../nbs/core/06_baselines.ipynb #bde3b0ba
 class HFByteBPE(Tokenizer):
     "An HF `tokenizers` byte-level BPE behind the tokenizer protocol, with optional BPE-dropout."

@@ -14,7 +14,7 @@ import conllu
 from ..core.data import training_counts, text_lines, run_dir, add_noise
 from ..core.protocol import Tokenizer, load_tokenizer
 from ..core.tokenizer import Factorizer
-from ..core.baselines import train_hf_bpe, HFByteBPE, train_sentencepiece, SentencePieceTokenizer
+from ..core.baselines import train_hf_bpe, HFByteBPE, SentencePieceTokenizer
 from ..sage.pruning import Corpus, SaGe, SaGeTokenizer, initial_vocabulary, run_sage
 from .ud_data import syntactic_words, UD_METRICS
 from .parser import ParserConfig, encode_words
@@ -56,13 +56,12 @@ def bpe_point(counts, size: int, work: Path) -> Point:
 
 def unigram_point(counts, size: int, work: Path) -> Point:
     "sentencepiece Unigram LM of `size` trained on the plain words of `counts` (as the tokenizer will see them)."
-    build = lambda: SentencePieceTokenizer(train_sentencepiece(counts, size, "unigram", markers=False), name=f"Unigram LM {size}")
+    build = lambda: SentencePieceTokenizer.from_counts(counts, size, "unigram", name=f"Unigram LM {size}")
     return Point("Unigram LM", size, _cached(work / f"spm_unigram_words_{size}.json", build))
 
 def spm_bpe(counts, size: int, work: Path, dropout: float = 0.0, seed: int | None = None) -> SentencePieceTokenizer:
     "sentencepiece BPE of `size` on the word list `counts`, with seeded BPE-dropout `dropout` (sentencepiece's `alpha` for BPE models)."
-    build = lambda: SentencePieceTokenizer(train_sentencepiece(counts, size, "bpe", markers=False), name=f"BPE {size}")
-    base = _cached(work / f"spm_bpe_words_{size}.json", build)
+    base = _cached(work / f"spm_bpe_words_{size}.json", lambda: SentencePieceTokenizer.from_counts(counts, size, "bpe", name=f"BPE {size}"))
     if not dropout: return base
     return SentencePieceTokenizer(base.sp, name=f"BPE {size} + dropout {dropout:g}", alpha=dropout, seed=seed)
 

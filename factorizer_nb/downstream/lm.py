@@ -4,9 +4,9 @@
 
 # %% ../../nbs/downstream/44_lm.ipynb #41539af7
 from __future__ import annotations
-import argparse, csv, hashlib, io, json, math, os, re, sys, time
+import argparse, hashlib, math, os, re, sys, time
 from contextlib import nullcontext
-from dataclasses import dataclass, asdict, fields, replace
+from dataclasses import dataclass, asdict, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Sequence
