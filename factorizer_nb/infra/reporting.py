@@ -11,8 +11,8 @@ from pathlib import Path
 from ..core.data import DEFAULT_PROFILE, project_root, read_bytes, registry
 
 # %% auto #0
-__all__ = ['PACKAGES', 'VOLATILE_SETTINGS', 'git_state', 'package_versions', 'data_checksums', 'manifest', 'figure_dir',
-           'save_figure', 'save_table', 'output_problems', 'main']
+__all__ = ['PACKAGES', 'VOLATILE_SETTINGS', 'git_state', 'package_versions', 'data_checksums', 'thread_counts', 'manifest',
+           'figure_dir', 'save_figure', 'save_table', 'output_problems', 'main']
 
 # %% ../../nbs/infra/90_reporting.ipynb #d3cc8661
 PACKAGES = ("factorizer-nb", "torch", "numpy", "sentencepiece", "tokenizers", "gensim", "wordfreq", "dawg2", "conllu",
@@ -47,12 +47,19 @@ def data_checksums(files) -> dict:
         out[rel] = registry()[rel].sha256 if rel in registry() else hashlib.sha256(raw).hexdigest()
     return out
 
+def thread_counts() -> dict:
+    "Threads torch (if loaded) and sentencepiece compute with: float sums, hence trained models, depend on them."
+    import sys
+    from factorizer_nb.core.baselines import spm_threads
+    torch = sys.modules.get("torch")
+    return dict(torch=torch.get_num_threads() if torch else None, sentencepiece=spm_threads())
+
 def manifest(caption: str, settings: dict, seeds: dict, data_files=(), **extra) -> dict:
     "The run record written beside every figure and table."
     if not caption.strip(): raise ValueError("a caption is required: say what was measured and how it differs from the paper")
     return dict(caption=caption, created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 git=git_state(), settings=settings, seeds=seeds, packages=package_versions(),
-                python=platform.python_version(), data=data_checksums(data_files), **extra)
+                python=platform.python_version(), threads=thread_counts(), data=data_checksums(data_files), **extra)
 
 # %% ../../nbs/infra/90_reporting.ipynb #7ccf2c69
 def figure_dir(profile: str = DEFAULT_PROFILE) -> Path:
