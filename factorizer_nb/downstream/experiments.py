@@ -11,18 +11,19 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 import conllu
-from ..core.data import training_counts, text_lines, run_dir, add_noise
+import torch
+from ..core.data import load_settings, training_counts, text_lines, run_dir, add_noise
 from ..core.protocol import Tokenizer, load_tokenizer
 from ..core.tokenizer import Factorizer
 from ..core.baselines import train_hf_bpe, HFByteBPE, SentencePieceTokenizer
 from ..sage.pruning import Corpus, SaGe, SaGeTokenizer, initial_vocabulary, run_sage
-from .ud_data import syntactic_words, UD_METRICS
+from .ud_data import read_treebank, syntactic_words, UD_METRICS
 from .parser import ParserConfig, encode_words
 from .parser_training import ParserTraining, train_parser
 
 # %% auto #0
 __all__ = ['FAMILIES', 'Point', 'factorizer_points', 'bpe_point', 'unigram_point', 'spm_bpe', 'sage_point', 'noisy_forms',
-           'subwords_per_word', 'run_grid', 'summarise']
+           'subwords_per_word', 'run_grid', 'summarise', 'ParserExperiment']
 
 # %% ../../nbs/downstream/43_experiments.ipynb #e4aef1f8
 FAMILIES = ("FACTORIZER", "BPE", "Unigram LM", "SaGe")
@@ -106,3 +107,47 @@ def summarise(runs: pd.DataFrame, metrics: Sequence[str] = UD_METRICS) -> pd.Dat
     out = g.agg(subwords_per_word=("subwords_per_word", "first"), seeds=("seed", "count"))
     for m in metrics: out[m], out[f"{m}_sd"] = g[m].mean(), g[m].std(ddof=1)
     return out.reset_index()
+
+# %% ../../nbs/downstream/43_experiments.ipynb #5e1d2a71
+@dataclass
+class ParserExperiment:
+    "The settings, run directory, UD splits, seeds and parser configuration one language's parser notebooks share."
+    S: dict
+    work: Path                          # runs/<lang> (or runs/<lang>-<profile>): the FACTORIZER vocabulary and the parser runs
+    full_train: list
+    train: list                         # the first `ud_train_sentences` of `full_train` (all if 0)
+    dev: list
+    seeds: list[int]
+    config: ParserConfig
+    training: ParserTraining
+    device: str
+
+    @classmethod
+    def setup(cls, lang: str, profile: str, work_dir=None, device: str | None = None) -> "ParserExperiment":
+        "Read the settings and the language's parser treebanks; `device` None: a GPU where there is one."
+        S = load_settings(lang, profile)
+        if S["parser_train"] in ("", "-") or S["parser_dev"] in ("", "-"):
+            raise ValueError(f"{lang} has no training and dev treebank (parser_train/parser_dev in settings.ini)")
+        full = read_treebank(S["parser_train"])
+        return cls(S, Path(work_dir) if work_dir else run_dir(lang, profile=profile), full, full[:int(S["ud_train_sentences"]) or None],
+                   read_treebank(S["parser_dev"]), [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))],
+                   ParserConfig.from_settings(S), ParserTraining.from_settings(S), device or ("cuda" if torch.cuda.is_available() else "cpu"))
+
+    @property
+    def grid_root(self) -> Path: return self.work / "ud" / "fig4"         # shared by Figures 4 and 6 and the ablation
+
+    @property
+    def tok_dir(self) -> Path: return self.work / "ud" / "tokenizers"
+
+    def counts(self) -> list[tuple[str, int]]:
+        "The word list the VQ-VAE was trained on, which BPE and Unigram LM are trained on too."
+        return training_counts(self.S, top_n=self.S["vq_top_words"])
+
+    def note(self) -> str:
+        "The language's data notes (substitute splits), for captions."
+        return "".join(f" Data note: {self.S[k]}." for k in ("parser_note", "data_note") if self.S.get(k))
+
+    def grid(self, points: Sequence[Point], progress: bool = True) -> pd.DataFrame:
+        "`run_grid` over `points` and the seeds, in the shared directory, with this experiment's splits and settings."
+        return run_grid(points, self.train, self.dev, self.grid_root, self.seeds, config=self.config, training=self.training,
+                        device=self.device, progress=progress, eval_every=self.S["ud_eval_every"])

@@ -309,10 +309,13 @@ def _step_rng(seed: int, step: int, micro: int) -> np.random.Generator:
 # %% ../../nbs/downstream/44_lm.ipynb #0a9f6ff4
 def mlm_loss(model: MaskedLM, rows: torch.Tensor, tokenizer: Tokenizer, mask_p: float, rng: np.random.Generator) -> tuple[torch.Tensor, int]:
     "Mean -log p of the span-masked subwords of rows [B, T, *id_shape], and how many there were."
+    # masks and replacements are drawn on the CPU (numpy: the same on every device), then moved to the model once
+    device, rows = next(model.parameters()).device, rows.cpu()
     valid = pad_mask(rows, tokenizer.special_id("[PAD]"))                      # [B, T]
     candidates = valid & ~special_mask(rows, tokenizer)
-    chosen = torch.from_numpy(span_mask(candidates.cpu().numpy(), mask_p, rng)).to(rows.device)
-    inputs = corrupt(rows.cpu(), chosen.cpu(), candidates.cpu(), tokenizer.special_id("[MASK]"), rng).to(rows.device)
+    chosen = torch.from_numpy(span_mask(candidates.numpy(), mask_p, rng))
+    inputs = corrupt(rows, chosen, candidates, tokenizer.special_id("[MASK]"), rng)
+    inputs, valid, chosen, rows = (x.to(device, non_blocking=True) for x in (inputs, valid, chosen, rows))
     h = model.hidden_states(inputs, valid)[-1]                                   # [B, T, D]
     lp = model.target_log_probs(h[chosen], rows[chosen])                         # [N]
     return -lp.sum() / max(1, len(lp)), len(lp)
@@ -359,7 +362,7 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
         total, n_tok = torch.zeros(2, device=device), 0
         for m in range(accum):
             micro = rank * accum + m                                                            # global micro-batch index
-            rows = data[batch[micro * t.micro_batch:(micro + 1) * t.micro_batch]].to(device)
+            rows = data[batch[micro * t.micro_batch:(micro + 1) * t.micro_batch]]                  # on the CPU: mlm_loss moves it
             sync = nullcontext() if (m == accum - 1 or world == 1) else net.no_sync()
             with sync:
                 with autocast: loss, n = net(rows, tokenizer, t.mask_p, _step_rng(t.seed, step, micro))
