@@ -116,7 +116,7 @@ class ParserExperiment:
     work: Path                          # runs/<lang> (or runs/<lang>-<profile>): the FACTORIZER vocabulary and the parser runs
     full_train: list
     train: list                         # the first `ud_train_sentences` of `full_train` (all if 0)
-    dev: list
+    dev: list                           # the first `ud_dev_sentences` of the dev treebank (all if 0)
     seeds: list[int]
     config: ParserConfig
     training: ParserTraining
@@ -130,7 +130,7 @@ class ParserExperiment:
             raise ValueError(f"{lang} has no training and dev treebank (parser_train/parser_dev in settings.ini)")
         full = read_treebank(S["parser_train"])
         return cls(S, Path(work_dir) if work_dir else run_dir(lang, profile=profile), full, full[:int(S["ud_train_sentences"]) or None],
-                   read_treebank(S["parser_dev"]), [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))],
+                   read_treebank(S["parser_dev"])[:int(S["ud_dev_sentences"]) or None], [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))],
                    ParserConfig.from_settings(S), ParserTraining.from_settings(S), device or ("cuda" if torch.cuda.is_available() else "cpu"))
 
     @property
@@ -144,8 +144,9 @@ class ParserExperiment:
         return training_counts(self.S, top_n=self.S["vq_top_words"])
 
     def note(self) -> str:
-        "The language's data notes (substitute splits), for captions."
-        return "".join(f" Data note: {self.S[k]}." for k in ("parser_note", "data_note") if self.S.get(k))
+        "The language's data notes (substitute splits), and a dev subset if one is used, for captions."
+        subset = f" Scored on the first {len(self.dev):,} dev sentences only (ud_dev_sentences)." if int(self.S["ud_dev_sentences"]) else ""
+        return subset + "".join(f" Data note: {self.S[k]}." for k in ("parser_note", "data_note") if self.S.get(k))
 
     def grid(self, points: Sequence[Point], progress: bool = True) -> pd.DataFrame:
         "`run_grid` over `points` and the seeds, in the shared directory, with this experiment's splits and settings."
