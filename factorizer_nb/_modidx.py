@@ -673,8 +673,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                    'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.LMExperiment.lm_dir': ( 'downstream/lm_experiments.html#lmexperiment.lm_dir',
                                                                                                                           'factorizer_nb/downstream/lm_experiments.py'),
-                                                         'factorizer_nb.downstream.lm_experiments.LMExperiment.note': ( 'downstream/lm_experiments.html#lmexperiment.note',
-                                                                                                                        'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.LMExperiment.pretrain': ( 'downstream/lm_experiments.html#lmexperiment.pretrain',
                                                                                                                             'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.LMExperiment.run_dir': ( 'downstream/lm_experiments.html#lmexperiment.run_dir',

@@ -5,15 +5,14 @@
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #ae55c664
 from __future__ import annotations
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Sequence
 import pandas as pd
-import torch
-from ..core.data import load_settings, training_counts, run_dir
-from .ud_data import read_treebank, UD_METRICS
-from .parser import ParserConfig
+from ..core.data import training_counts
+from .ud_data import UD_METRICS
 from .parser_training import train_parser, load_parser, evaluate
+from .experiments import ParserExperiment
 from .lm import (LMSpec, lm_specs, pretrain, finetune_build, finetune_training, load_lm, num_parameters,
                                          pseudo_perplexity, settings_corpus, LOG)
 
@@ -22,34 +21,20 @@ __all__ = ['LMExperiment']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
-class LMExperiment:
-    "The settings, directories, UD splits and seeds one language's LM experiments share."
-    S: dict
-    work: Path                          # runs/<lang> (or runs/<lang>-<profile>): the FACTORIZER vocabulary is read from here
-    full_train: list
-    train: list
-    dev: list
-    seeds: list[int]
-    device: str
-    processes: int
+class LMExperiment(ParserExperiment):
+    "A parser experiment's settings, splits and directory, with the LM notebooks' seeds (`lm_seeds`) and pretraining processes."
+    processes: int = 1
 
     @classmethod
     def setup(cls, lang: str, profile: str, work_dir=None, device: str | None = None, processes: int | None = None) -> "LMExperiment":
         "Read the settings and the language's parser treebanks; `device` None: a GPU where there is one."
-        S = load_settings(lang, profile)
-        if S["parser_train"] == "-" or S["parser_dev"] == "-": raise ValueError(f"{lang} has no training and dev treebank (parser_train/parser_dev)")
-        full = read_treebank(S["parser_train"])
-        return cls(S, Path(work_dir) if work_dir else run_dir(lang, profile=profile), full, full[:S["ud_train_sentences"] or None],
-                   read_treebank(S["parser_dev"])[:int(S["ud_dev_sentences"]) or None], [int(S["seed"]) + k for k in range(int(S["lm_seeds"]))],
-                   device or ("cuda" if torch.cuda.is_available() else "cpu"), int(processes or S["lm_processes"]))
+        base = ParserExperiment.setup(lang, profile, work_dir, device)
+        S = base.S
+        shared = {f.name: getattr(base, f.name) for f in fields(ParserExperiment)}
+        return cls(**shared | dict(seeds=[int(S["seed"]) + k for k in range(int(S["lm_seeds"]))]), processes=int(processes or S["lm_processes"]))
 
     @property
     def lm_dir(self) -> Path: return self.work / "lm"
-
-    def note(self) -> str:
-        "The data notes of the language, and a dev subset if one is used, for captions."
-        subset = f" Scored on the first {len(self.dev):,} dev sentences only (ud_dev_sentences)." if int(self.S["ud_dev_sentences"]) else ""
-        return subset + "".join(f" Data note: {self.S[k]}." for k in ("parser_note", "data_note") if self.S.get(k))
 
     def specs(self, names: Sequence[str] | None = None) -> list[LMSpec]:
         "The models `names` (default: all of `LM_MODELS`), tokenizers trained on the VQ-VAE's word list."
@@ -86,7 +71,7 @@ def _finetune(self: LMExperiment, spec: LMSpec, lm_path: Path, fraction: float =
               progress: bool = True) -> pd.DataFrame:
     "Fine-tune `spec`'s pretrained model on UD for every seed; one row per seed and evaluation (sampling models: deterministic and averaged)."
     build, build_id = finetune_build(lm_path)
-    config, n_avg = ParserConfig.from_settings(self.S), int(n_avg or self.S["ud_averaging_samples"])
+    config, n_avg = self.config, int(n_avg or self.S["ud_averaging_samples"])
     rows = []
     for seed in self.seeds:
         run = self.run_dir(spec, fraction) / "ud" / f"seed{seed}"
