@@ -9,7 +9,6 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Sequence
 import pandas as pd
-from ..core.data import training_counts
 from .ud_data import UD_METRICS
 from .parser_training import train_parser, load_parser, evaluate
 from .experiments import ParserExperiment
@@ -38,7 +37,7 @@ class LMExperiment(ParserExperiment):
 
     def specs(self, names: Sequence[str] | None = None) -> list[LMSpec]:
         "The models `names` (default: all of `LM_MODELS`), tokenizers trained on the VQ-VAE's word list."
-        return lm_specs(self.S, self.work / "vocab.dawg", training_counts(self.S, top_n=self.S["vq_top_words"]), self.lm_dir / "tokenizers", names)
+        return lm_specs(self.S, self.work / "vocab.dawg", self.counts(), self.lm_dir / "tokenizers", names)
 
     def run_dir(self, spec: LMSpec, fraction: float = 1.0) -> Path:
         "Where one model's pretraining and fine-tuning live (a fraction of the text gets its own directory)."

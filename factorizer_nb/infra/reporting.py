@@ -49,8 +49,7 @@ def data_checksums(files) -> dict:
 
 def thread_counts() -> dict:
     "Threads torch (if loaded) and sentencepiece compute with: float sums, hence trained models, depend on them."
-    import sys
-    from factorizer_nb.core.baselines import spm_threads
+    from factorizer_nb.core.baselines import spm_threads          # here: sentencepiece loads only when a manifest is written
     torch = sys.modules.get("torch")
     return dict(torch=torch.get_num_threads() if torch else None, sentencepiece=spm_threads())
 
