@@ -55,6 +55,8 @@ def _make(name: str) -> Tokenizer:
     if name == "factorizer-sampling":
         return Factorizer(_byte_complete(unigram_standin_vocab(list(_counts()), 1200)), sigma_sample=0.02, seed=0)
     if name == "spm-bpe": return SentencePieceTokenizer(train_spm_on_text(_wiki(), 700, "bpe", normalization_rule_name="identity", byte_fallback=True))
+    if name == "spm-bpe-dropout":
+        return SentencePieceTokenizer(train_spm_on_text(_wiki(), 700, "bpe", normalization_rule_name="identity", byte_fallback=True), alpha=0.1, seed=0)
     if name == "spm-unigram-nfkc": return SentencePieceTokenizer(train_spm_on_text(_wiki(), 700, "unigram"))
     if name == "hf-bpe": return HFByteBPE(train_hf_bpe(list(_counts()), 700))
     if name == "hf-bpe-dropout": return HFByteBPE(train_hf_bpe(list(_counts()), 700), dropout=0.1)
@@ -66,9 +68,9 @@ def _make(name: str) -> Tokenizer:
     raise KeyError(name)
 
 
-ADAPTERS = ["chars", "factorizer", "factorizer-bytes", "factorizer-sampling", "spm-bpe", "spm-unigram-nfkc", "hf-bpe",
+ADAPTERS = ["chars", "factorizer", "factorizer-bytes", "factorizer-sampling", "spm-bpe", "spm-bpe-dropout", "spm-unigram-nfkc", "hf-bpe",
             "hf-bpe-dropout", "sage", "sage-bytes", "classic-bpe", "classic-wordpiece", "classic-unigram"]
-LOSSLESS = {"chars", "factorizer-bytes", "factorizer-sampling", "spm-bpe", "hf-bpe", "hf-bpe-dropout", "sage-bytes"}
+LOSSLESS = {"chars", "factorizer-bytes", "factorizer-sampling", "spm-bpe", "spm-bpe-dropout", "hf-bpe", "hf-bpe-dropout", "sage-bytes"}
 
 
 @pytest.fixture(scope="module", params=ADAPTERS)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/06_baselines.ipynb #6e09186f
 from __future__ import annotations
-import math, os, tempfile
+import heapq, math, os, random, tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 from fastcore.basics import patch
@@ -13,9 +13,9 @@ from .data import EOW, mark
 from .vocab import CODEBOOK_SIZE, Vocabulary, subword_bytes, flat_to_triplet
 
 # %% auto #0
-__all__ = ['MAX_SPM_COUNT', 'SPM_THREADS', 'spm_threads', 'write_count_tsv', 'spm_load', 'spm_train', 'train_sentencepiece',
-           'train_spm_on_text', 'placeholder_triplet', 'unigram_standin_vocab', 'train_hf_bpe',
-           'SentencePieceTokenizer', 'HFByteBPE']
+__all__ = ['MAX_SPM_COUNT', 'SPM_THREADS', 'SPM_BPE', 'spm_threads', 'write_count_tsv', 'spm_load', 'spm_train',
+           'train_sentencepiece', 'train_spm_on_text', 'placeholder_triplet', 'unigram_standin_vocab', 'train_hf_bpe',
+           'SentencePieceTokenizer', 'bpe_dropout', 'HFByteBPE']
 
 # %% ../../nbs/core/06_baselines.ipynb #e70cd9c8
 MAX_SPM_COUNT = 1_000_000
@@ -134,21 +134,25 @@ def _spm_model_settings(sp) -> dict:
                 byte_fallback=m.trainer_spec.byte_fallback, model_type=m.trainer_spec.model_type)
 
 # %% ../../nbs/core/06_baselines.ipynb #71eb633b
+SPM_BPE = 2                 # sentencepiece's ModelProto.TrainerSpec.ModelType.BPE
+
 class SentencePieceTokenizer(Tokenizer):
-    "A sentencepiece model (BPE or Unigram LM) behind the tokenizer protocol, with optional subword sampling."
+    "A sentencepiece model (BPE or Unigram LM) behind the tokenizer protocol, with optional seeded BPE-dropout (`alpha`, BPE models)."
     kind = "sentencepiece"
     def __init__(self, model, name: str = "sentencepiece", alpha: float = 0.0, seed: int | None = None):
         import sentencepiece as spm
         self.sp = model if isinstance(model, spm.SentencePieceProcessor) else spm.SentencePieceProcessor(model_proto=model)
         if not 0.0 <= alpha < 1.0 or alpha != alpha: raise ValueError(f"alpha must be in [0, 1), got {alpha}")
         self.name, self.alpha, self.seed, self.samples = name, alpha, seed, alpha > 0
-        if seed is not None: spm.set_random_generator_seed(seed)    # sentencepiece's sampling generator is process-wide
         self.settings = _spm_model_settings(self.sp)
+        if self.samples and (self.settings["model_type"] != SPM_BPE or self.settings["normalization"] != "identity"):
+            raise ValueError("sampling (alpha > 0) is seeded BPE-dropout, for a BPE model with identity normalization; sentencepiece's own "
+                             "sampling cannot be seeded reproducibly")
+        self.rng = random.Random(seed)
 
     def reseed(self, seed: int) -> None:
-        "Restart sampling from `seed` (sentencepiece's generator is process-wide: this reseeds every model in the process)."
-        import sentencepiece as spm
-        spm.set_random_generator_seed(seed)
+        "Restart sampling from `seed` (this tokenizer's own generator; no process-wide state)."
+        self.rng = random.Random(seed)
 
     @property
     def base_vocab_size(self) -> int: return self.sp.get_piece_size()
@@ -166,15 +170,64 @@ def _byte_to_char(word: str) -> list[int]:
 
 @patch
 def encode_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
-    "Pieces of one word with sentencepiece's own spans, turned from bytes into characters."
-    kw = dict(enable_sampling=True, alpha=self.alpha, nbest_size=-1) if self.samples else {}
+    "Pieces of one word with sentencepiece's own spans, turned from bytes into characters (a BPE-dropout sample when sampling)."
+    if self.samples: return self.dropout_word(word)
     pos, unk = _byte_to_char(word), self.sp.unk_id()
     out = []
-    for p in self.sp.encode(word, out_type="proto", **kw).pieces:
+    for p in self.sp.encode(word, out_type="proto").pieces:
         s = pos[min(p.begin, len(pos) - 1)]
         e = s if p.end <= p.begin else pos[p.end - 1] + 1
         out.append(("[UNK]", self.special_id("[UNK]"), s, e) if p.id == unk else (p.piece, p.id, s, e))
     return out
+
+# %% ../../nbs/core/06_baselines.ipynb #f14a55e5
+def bpe_dropout(symbols: list[str], piece_score: dict[str, float], p: float, rng: random.Random) -> list[list[int]]:
+    "Runs of `symbols` merged in sentencepiece's BPE order (best-scoring adjacent piece first, leftmost on ties), each merge skipped with probability `p`."
+    n = len(symbols)
+    text, nxt, prv = list(symbols), list(range(1, n)) + [-1], list(range(-1, n - 1))
+    queue = []                                           # (-score, left, right, merged length): heapq pops the best, leftmost pair
+    def push(a: int, b: int):
+        if a < 0 or b < 0: return
+        score = piece_score.get(text[a] + text[b])
+        if score is not None: heapq.heappush(queue, (-score, a, b, len(text[a]) + len(text[b])))
+    for k in range(n - 1): push(k, k + 1)
+    while queue:
+        _, a, b, size = heapq.heappop(queue)
+        if not text[a] or not text[b] or nxt[a] != b or len(text[a]) + len(text[b]) != size: continue   # a stale pair
+        if p > 0 and rng.random() < p: continue          # dropped
+        text[a], text[b] = text[a] + text[b], ""
+        nxt[a] = nxt[b]
+        if nxt[b] >= 0: prv[nxt[b]] = a
+        push(prv[a], a); push(a, nxt[a])
+    runs, k = [], 0
+    while k >= 0:
+        runs.append(k); k = nxt[k]
+    return [list(range(a, (nxt[a] if nxt[a] >= 0 else n))) for a in runs] if n else []
+
+
+# %% ../../nbs/core/06_baselines.ipynb #91892c4f
+def _piece_scores(sp) -> dict[str, float]:
+    "Score of every piece a BPE merge can produce (not control, unknown, unused or byte pieces)."
+    return {sp.id_to_piece(i): sp.get_score(i) for i in range(sp.get_piece_size())
+            if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_unused(i) or sp.is_byte(i))}
+
+@patch
+def dropout_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
+    "One BPE-dropout split of `word` drawn from this tokenizer's generator, as `encode_word` tuples (unknown characters as bytes or `[UNK]`)."
+    if "_scores" not in self.__dict__: self._scores = _piece_scores(self.sp)
+    chars = ["\u2581"] + list(word) if self.settings["add_dummy_prefix"] else list(word)
+    lead = len(chars) - len(word)                      # the word-start mark covers no character of `word`
+    out = []
+    for run in bpe_dropout(chars, self._scores, self.alpha, self.rng):
+        piece = "".join(chars[k] for k in run)
+        s, e = max(run[0] - lead, 0), max(run[-1] + 1 - lead, 0)
+        if piece in self._scores: out.append((piece, self.sp.piece_to_id(piece), s, e))
+        elif self.settings["byte_fallback"]:
+            bs = piece.encode("utf-8", "surrogatepass")
+            out += [(f"<0x{b:02X}>", self.sp.piece_to_id(f"<0x{b:02X}>"), s, e if j == len(bs) - 1 else s) for j, b in enumerate(bs)]
+        else: out.append(("[UNK]", self.special_id("[UNK]"), s, e))
+    return out
+
 
 # %% ../../nbs/core/06_baselines.ipynb #43505d30
 @patch
