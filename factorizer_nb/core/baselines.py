@@ -13,7 +13,7 @@ from .data import EOW, mark
 from .vocab import CODEBOOK_SIZE, Vocabulary, subword_bytes, flat_to_triplet
 
 # %% auto #0
-__all__ = ['MAX_SPM_COUNT', 'SPM_THREADS', 'SPM_BPE', 'spm_threads', 'write_count_tsv', 'spm_load', 'spm_train',
+__all__ = ['MAX_SPM_COUNT', 'SPM_THREADS', 'SPM_BPE', 'SAMPLER', 'spm_threads', 'write_count_tsv', 'spm_load', 'spm_train',
            'train_sentencepiece', 'train_spm_on_text', 'placeholder_triplet', 'unigram_standin_vocab', 'train_hf_bpe',
            'SentencePieceTokenizer', 'bpe_dropout', 'HFByteBPE']
 
@@ -180,7 +180,9 @@ def encode_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
         out.append(("[UNK]", self.special_id("[UNK]"), s, e) if p.id == unk else (p.piece, p.id, s, e))
     return out
 
-# %% ../../nbs/core/06_baselines.ipynb #f14a55e5
+# %% ../../nbs/core/06_baselines.ipynb #af478077
+SAMPLER = "factorizer-nb bpe_dropout 1"   # what a sampling SentencePieceTokenizer's config names (see `config`)
+
 def bpe_dropout(symbols: list[str], piece_score: dict[str, float], p: float, rng: random.Random) -> list[list[int]]:
     "Runs of `symbols` merged in sentencepiece's BPE order (best-scoring adjacent piece first, leftmost on ties), each merge skipped with probability `p`."
     n = len(symbols)
@@ -205,7 +207,7 @@ def bpe_dropout(symbols: list[str], piece_score: dict[str, float], p: float, rng
     return [list(range(a, (nxt[a] if nxt[a] >= 0 else n))) for a in runs] if n else []
 
 
-# %% ../../nbs/core/06_baselines.ipynb #91892c4f
+# %% ../../nbs/core/06_baselines.ipynb #41487a02
 def _piece_scores(sp) -> dict[str, float]:
     "Score of every piece a BPE merge can produce (not control, unknown, unused or byte pieces)."
     return {sp.id_to_piece(i): sp.get_score(i) for i in range(sp.get_piece_size())
@@ -245,7 +247,9 @@ def token_text(self: SentencePieceTokenizer, token: str) -> str | None:
 
 @patch
 def config(self: SentencePieceTokenizer) -> dict:
-    return dict(model=to_b64(self.sp.serialized_model_proto()), alpha=self.alpha, seed=self.seed)
+    "The model, `alpha` and seed; a sampling tokenizer also names its sampler, so a run sampled by sentencepiece's own is not resumed by ours."
+    return dict(model=to_b64(self.sp.serialized_model_proto()), alpha=self.alpha, seed=self.seed) | (
+        dict(sampler=SAMPLER) if self.samples else {})
 
 @patch(cls_method=True)
 def from_config(cls: SentencePieceTokenizer, config: dict) -> SentencePieceTokenizer:
