@@ -61,7 +61,7 @@ def unigram_point(counts, size: int, work: Path) -> Point:
     return Point("Unigram LM", size, _cached(work / f"spm_unigram_words_{size}.json", build))
 
 def spm_bpe(counts, size: int, work: Path, dropout: float = 0.0, seed: int | None = None) -> SentencePieceTokenizer:
-    "sentencepiece BPE of `size` on the word list `counts`, with seeded BPE-dropout `dropout` (sentencepiece's `alpha` for BPE models)."
+    "sentencepiece BPE of `size` on the word list `counts`, with seeded BPE-dropout `dropout` (`core.baselines.bpe_dropout`, in sentencepiece's merge order)."
     base = _cached(work / f"spm_bpe_words_{size}.json", lambda: SentencePieceTokenizer.from_counts(counts, size, "bpe", name=f"BPE {size}"))
     if not dropout: return base
     return SentencePieceTokenizer(base.sp, name=f"BPE {size} + dropout {dropout:g}", alpha=dropout, seed=seed)
