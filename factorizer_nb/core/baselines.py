@@ -126,12 +126,14 @@ def train_hf_bpe(counts: Sequence[tuple[str, int]], vocab_size: int, max_count: 
 
 # %% ../../nbs/core/06_baselines.ipynb #e60906e5
 def _spm_model_settings(sp) -> dict:
-    "Normalizer and trainer settings of a sentencepiece model that decide whether it is lossless."
+    "Normalizer and trainer settings of a sentencepiece model that decide whether it is lossless and whether we can sample it."
     from sentencepiece import sentencepiece_model_pb2
     m = sentencepiece_model_pb2.ModelProto()
     m.ParseFromString(sp.serialized_model_proto())
+    special = {m.SentencePiece.USER_DEFINED, m.SentencePiece.UNUSED}
     return dict(normalization=m.normalizer_spec.name, add_dummy_prefix=m.normalizer_spec.add_dummy_prefix,
-                byte_fallback=m.trainer_spec.byte_fallback, model_type=m.trainer_spec.model_type)
+                byte_fallback=m.trainer_spec.byte_fallback, model_type=m.trainer_spec.model_type,
+                user_defined_or_unused=sum(p.type in special for p in m.pieces))
 
 # %% ../../nbs/core/06_baselines.ipynb #71eb633b
 SPM_BPE = 2                 # sentencepiece's ModelProto.TrainerSpec.ModelType.BPE
@@ -145,9 +147,10 @@ class SentencePieceTokenizer(Tokenizer):
         if not 0.0 <= alpha < 1.0 or alpha != alpha: raise ValueError(f"alpha must be in [0, 1), got {alpha}")
         self.name, self.alpha, self.seed, self.samples = name, alpha, seed, alpha > 0
         self.settings = _spm_model_settings(self.sp)
-        if self.samples and (self.settings["model_type"] != SPM_BPE or self.settings["normalization"] != "identity"):
-            raise ValueError("sampling (alpha > 0) is seeded BPE-dropout, for a BPE model with identity normalization; sentencepiece's own "
-                             "sampling cannot be seeded reproducibly")
+        st = self.settings
+        if self.samples and (st["model_type"] != SPM_BPE or st["normalization"] != "identity" or st["user_defined_or_unused"]):
+            raise ValueError("sampling (alpha > 0) is seeded BPE-dropout, for a BPE model with identity normalization and no user-defined or "
+                             "unused pieces; sentencepiece's own sampling cannot be seeded reproducibly")
         self.rng = random.Random(seed)
 
     def reseed(self, seed: int) -> None:
