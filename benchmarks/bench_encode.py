@@ -4,7 +4,8 @@ Speed: every whitespace word of UD en_ewt dev (24,787 words), encoded one after 
 trained on the same top-50,000 wordfreq:en words. FACTORIZER uses the unigram stand-in vocabulary of
 factorizer_nb.core.baselines plus every single byte: the search cost depends on the vocabulary's size and piece lengths,
 not on where the scores came from. References: sentencepiece BPE's Python API (`encode` on the list of words, and
-`encode` once per sentence, the way the README measured it before) and HF `tokenizers`' byte-level BPE `encode_batch`.
+`encode` once per sentence, the way the README measured it before) and HF `tokenizers`' byte-level BPE `encode_batch`. BPE-dropout: the
+project's seeded sampler (core.baselines.bpe_dropout) against sentencepiece's own sampling on the same model and words.
 
 Memory: a vocabulary of random subwords whose file is about the size of the paper's English DAWG (about 129 MB),
 loaded in a fresh process (numba's code loaded first); resident and peak memory above that baseline.
@@ -13,7 +14,7 @@ loaded in a fresh process (numba's code loaded first); resident and peak memory 
 """
 import argparse, json, os, platform, random, subprocess, sys, tempfile, time
 from factorizer_nb.core.data import BOW, EOW, load_settings, word_counts, ud_sentences, mark, marked_bytes
-from factorizer_nb.core.baselines import unigram_standin_vocab, train_sentencepiece, train_hf_bpe
+from factorizer_nb.core.baselines import SentencePieceTokenizer, unigram_standin_vocab, train_sentencepiece, train_hf_bpe
 from factorizer_nb.core.fast_search import HAVE_NUMBA, split_many
 from factorizer_nb.core.tokenizer import Factorizer
 from factorizer_nb.core.vocab import Vocabulary, bytes_subword
@@ -49,11 +50,15 @@ def speed(a):
     ref = Factorizer(vocab, alpha_split=S["alpha_split"], cache_chars=0, compiled=False)
     warm = Factorizer(vocab, alpha_split=S["alpha_split"]); warm.encode_batch(words)
     sampler = Factorizer(vocab, alpha_split=S["alpha_split"], sigma_sample=S["sigma_sample"], seed=0)
-    sigma = S["sigma_sample"]
+    sigma, p_drop = S["sigma_sample"], S["bpe_dropout"]
+    drop = SentencePieceTokenizer(sp, alpha=p_drop, seed=0)
     rows = [  # (what, cores, function)
         ("sentencepiece BPE, encode(list of words) (reference)", 1, lambda: sp.encode(marked, num_threads=1)),
         ("sentencepiece BPE, encode(list of words)", CORES, lambda: sp.encode(marked, num_threads=CORES)),
         ("sentencepiece BPE, encode() per sentence (the README's earlier reference)", 1, lambda: [sp.encode([mark(w) for w in s.split()]) for s in sents]),
+        (f"sentencepiece BPE-dropout {p_drop:g} (its own, unseeded sampling), encode(list of words)", 1,
+         lambda: sp.encode(marked, num_threads=1, enable_sampling=True, alpha=p_drop, nbest_size=-1)),
+        (f"seeded BPE-dropout {p_drop:g} (ours, in sentencepiece's merge order), dropout_word per word", 1, lambda: [drop.dropout_word(m) for m in marked]),
         ("HF byte-level BPE, encode_batch(words)", CORES, lambda: hf.encode_batch(words)),
         ("HF byte-level BPE, encode_batch(sentences)", CORES, lambda: hf.encode_batch(sents)),
         ("FACTORIZER reference search (pure Python), every word", 1, lambda: [ref._split_word(w) for w in words]),
