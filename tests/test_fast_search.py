@@ -1,7 +1,7 @@
 """The compiled search (`core.fast_search`) against the pure-Python reference (`core.search`): the same split, cost and
 sampled split on random vocabularies and on every word of UD en_ewt dev, and batch results that do not depend on the number
 of threads or on how a batch is cut up."""
-import math, multiprocessing, pickle
+import math, multiprocessing, os, pickle
 from functools import lru_cache
 
 import pytest
@@ -160,3 +160,21 @@ def test_python_threads_may_encode_at_once():
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(lambda t: tok.encode_ids_batch([t], num_workers=2)[0].tolist(), texts))
     assert got == expected
+
+
+def test_split_leaves_torch_threads_alone():
+    "A parallel split does not change how many threads torch's CPU kernels use (numba's OpenMP layer would: they share libgomp)."
+    import subprocess, sys, textwrap
+    code = textwrap.dedent("""
+        import torch
+        from factorizer_nb.core.fast_search import split_many
+        from factorizer_nb.core.vocab import Vocabulary
+        from factorizer_nb.core.data import marked_bytes
+        v = Vocabulary([("⸥a", (1, 2, 3), -1.0), ("b⸤", (1, 2, 4), -1.0), ("ab", (1, 2, 5), -2.0)])
+        before = torch.get_num_threads()
+        split_many(v.trie, [marked_bytes("ab")] * 100, 0.1, num_threads=2)
+        print(before, torch.get_num_threads())
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_THREADING_LAYER"} | {"OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=300).stdout.split()
+    assert out == ["1", "1"], out
