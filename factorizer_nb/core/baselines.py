@@ -217,7 +217,7 @@ def _piece_scores(sp) -> dict[str, float]:
             if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_unused(i) or sp.is_byte(i))}
 
 
-# %% ../../nbs/core/06_baselines.ipynb #8ea49601
+# %% ../../nbs/core/06_baselines.ipynb #a5c2a977
 @patch
 def dropout_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
     "One BPE-dropout split of `word` drawn from this tokenizer's generator, as `encode_word` tuples (unknown characters as bytes or `[UNK]`)."
