@@ -1,5 +1,5 @@
 """Shared test helpers and fixtures (registered by conftest.py; test modules import helpers from here, never from conftest)."""
-import functools, os
+import functools, os, subprocess, sys, textwrap
 from pathlib import Path
 import pytest
 
@@ -34,3 +34,9 @@ def data_dir_env():
     if "FACTORIZER_NB_DATA" not in os.environ and (ROOT.parent / "shared" / "data").is_dir():
         os.environ["FACTORIZER_NB_DATA"] = str(ROOT.parent / "shared" / "data")
     yield
+
+
+def run_python(code: str, env: dict | None = None) -> str:
+    "stdout of `code` (dedented) run by a new Python process: its own address space, thread ids, random devices and thread settings."
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, check=True, capture_output=True, text=True,
+                          timeout=300).stdout

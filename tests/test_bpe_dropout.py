@@ -1,9 +1,9 @@
 """Seeded BPE-dropout (core.baselines.bpe_dropout) against sentencepiece's own BPE: the same splits without dropout, the same split
 distribution with it, and the same draws in two separate processes (which sentencepiece's seeded sampling does not give)."""
-import collections, json, subprocess, sys, textwrap
+import collections, json
 from functools import lru_cache
 import pytest
-from fixtures import needs_data
+from fixtures import needs_data, run_python
 from factorizer_nb.core.baselines import SentencePieceTokenizer, train_sentencepiece
 from factorizer_nb.core.data import word_counts
 
@@ -14,11 +14,6 @@ WORDS = ["internationalization", "tokenization", "understanding", "the", "Copenh
 @lru_cache(maxsize=None)
 def _bpe() -> SentencePieceTokenizer:
     return SentencePieceTokenizer(train_sentencepiece(word_counts("wordfreq:en", top_n=3000), 800, "bpe", markers=False))
-
-
-def _in_fresh_process(code: str) -> str:
-    "stdout of `code` run by a new Python process (its own address space, thread ids and random devices)."
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True, capture_output=True, text=True, timeout=300).stdout
 
 
 @needs_data
@@ -42,7 +37,7 @@ def test_same_seed_same_splits_in_two_processes():
         t = SentencePieceTokenizer(bytes.fromhex("{model}"), alpha={DROPOUT}, seed=7)
         print(json.dumps([t.encode(" ".join({WORDS!r})).tokens for _ in range(30)]))
     """
-    a, b = (json.loads(_in_fresh_process(code)) for _ in range(2))
+    a, b = (json.loads(run_python(code)) for _ in range(2))
     assert a == b
     assert len({tuple(x) for x in a}) > 1                       # and it does sample
 
@@ -57,7 +52,7 @@ def test_sentencepiece_seeded_sampling_differs_between_processes():
         print(json.dumps([sp.encode("internationalization", out_type=str, enable_sampling=True, alpha={DROPOUT}, nbest_size=-1)
                           for _ in range(200)]))
     """
-    runs = [json.loads(_in_fresh_process(code)) for _ in range(3)]
+    runs = [json.loads(run_python(code)) for _ in range(3)]
     assert runs[0] != runs[1] or runs[1] != runs[2]
 
 

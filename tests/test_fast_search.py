@@ -13,7 +13,7 @@ from factorizer_nb.core.fast_search import HAVE_NUMBA, split_many
 from factorizer_nb.core.search import shortest_split
 from factorizer_nb.core.tokenizer import Factorizer
 from factorizer_nb.core.vocab import Vocabulary, bytes_subword, escape_bytes, triplet_to_flat
-from fixtures import needs_data
+from fixtures import needs_data, run_python
 
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed: the tokenizer uses the reference search")
 
@@ -164,8 +164,7 @@ def test_python_threads_may_encode_at_once():
 
 def test_split_leaves_torch_threads_alone():
     "A parallel split does not change how many threads torch's CPU kernels use (numba's OpenMP layer would: they share libgomp)."
-    import subprocess, sys, textwrap
-    code = textwrap.dedent("""
+    code = """
         import torch
         from factorizer_nb.core.fast_search import split_many
         from factorizer_nb.core.vocab import Vocabulary
@@ -174,7 +173,7 @@ def test_split_leaves_torch_threads_alone():
         before = torch.get_num_threads()
         split_many(v.trie, [marked_bytes("ab")] * 100, 0.1, num_threads=2)
         print(before, torch.get_num_threads())
-    """)
+    """
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_THREADING_LAYER"} | {"OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=300).stdout.split()
+    out = run_python(code, env).split()
     assert out == ["1", "1"], out

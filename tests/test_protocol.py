@@ -41,6 +41,12 @@ def _counts():
     return tuple(word_counts("wordfreq:en", top_n=3000))
 
 
+@lru_cache(maxsize=None)
+def _spm_bpe():
+    "One lossless sentencepiece BPE model (identity normalization, byte fallback) for the plain and the dropout adapter."
+    return train_spm_on_text(_wiki(), 700, "bpe", normalization_rule_name="identity", byte_fallback=True)
+
+
 def _byte_complete(vocab: Vocabulary) -> Vocabulary:
     "The stand-in vocabulary plus both markers and all 256 single bytes (so that every word has a split)."
     extra = [(s, (255, 255, k), -20.0) for k, s in enumerate([BOW, EOW] + [bytes_subword(bytes([b])) for b in range(256)])
@@ -54,9 +60,8 @@ def _make(name: str) -> Tokenizer:
     if name == "factorizer-bytes": return Factorizer(_byte_complete(unigram_standin_vocab(list(_counts()), 1200)))
     if name == "factorizer-sampling":
         return Factorizer(_byte_complete(unigram_standin_vocab(list(_counts()), 1200)), sigma_sample=0.02, seed=0)
-    if name == "spm-bpe": return SentencePieceTokenizer(train_spm_on_text(_wiki(), 700, "bpe", normalization_rule_name="identity", byte_fallback=True))
-    if name == "spm-bpe-dropout":
-        return SentencePieceTokenizer(train_spm_on_text(_wiki(), 700, "bpe", normalization_rule_name="identity", byte_fallback=True), alpha=0.1, seed=0)
+    if name == "spm-bpe": return SentencePieceTokenizer(_spm_bpe())
+    if name == "spm-bpe-dropout": return SentencePieceTokenizer(_spm_bpe(), alpha=0.1, seed=0)
     if name == "spm-unigram-nfkc": return SentencePieceTokenizer(train_spm_on_text(_wiki(), 700, "unigram"))
     if name == "hf-bpe": return HFByteBPE(train_hf_bpe(list(_counts()), 700))
     if name == "hf-bpe-dropout": return HFByteBPE(train_hf_bpe(list(_counts()), 700), dropout=0.1)

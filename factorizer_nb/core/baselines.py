@@ -204,10 +204,8 @@ def bpe_dropout(symbols: list[str], piece_score: dict[str, float], p: float, rng
         nxt[a] = nxt[b]
         if nxt[b] >= 0: prv[nxt[b]] = a
         push(prv[a], a); push(a, nxt[a])
-    runs, k = [], 0
-    while k >= 0:
-        runs.append(k); k = nxt[k]
-    return [list(range(a, (nxt[a] if nxt[a] >= 0 else n))) for a in runs] if n else []
+    starts = [k for k in range(n) if text[k]]          # a merged symbol lives at its leftmost position; the rest are emptied
+    return [list(range(a, b)) for a, b in zip(starts, starts[1:] + [n])]
 
 
 # %% ../../nbs/core/06_baselines.ipynb #41487a02
@@ -226,7 +224,7 @@ def dropout_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
     lead = len(chars) - len(word)                      # the word-start mark covers no character of `word`
     out = []
     for run in bpe_dropout(chars, self._scores, self.alpha, self.rng):
-        piece = "".join(chars[k] for k in run)
+        piece = "".join(chars[run[0]:run[-1] + 1])
         s, e = max(run[0] - lead, 0), max(run[-1] + 1 - lead, 0)
         if piece in self._scores: out.append((piece, self.sp.piece_to_id(piece), s, e))
         elif self.settings["byte_fallback"]:
