@@ -106,6 +106,25 @@ def test_non_finite_loss_is_an_error(tokenizers, tmp_path):
     assert not (tmp_path / "lm.pt").exists()
 
 
+@pytest.mark.parametrize("kind", ["bpe", "factorizer"])
+def test_paper_profile_takes_a_step_on_the_cpu(tokenizers, tmp_path, kind):
+    "The `paper` profile's encoder (Table 6 shapes, LAMB, FACTORIZER's 3 extra layers) takes one real step; only the batch is cut to 2 sequences."
+    from factorizer_nb.core.data import load_settings
+    P = load_settings("en", "paper")
+    tok = tokenizers[kind]
+    config = LMConfig.from_settings(P, extra_layers=P["lm_extra_layers"] if kind == "factorizer" else 0)
+    t = replace(LMTraining.from_settings(P), steps=1, batch_size=2, micro_batch=2)
+    assert (config.layers, config.hidden, t.optimizer, t.seq_len) == (15 if kind == "factorizer" else 12, 768, "lamb", 128)
+    torch.manual_seed(t.seed)
+    init = MaskedLM(tok, config).state_dict()
+    final = torch.load(train_lm(tok, TEXTS * 4, tmp_path, config=config, training=t, progress=False), weights_only=False)
+    assert final["fingerprint"]["training"]["optimizer"] == "lamb"
+    loss = float((tmp_path / "train_log.csv").read_text().splitlines()[1].split(",")[2])
+    assert math.isfinite(loss) and loss > 0
+    assert all(torch.isfinite(w).all() for w in final["model"].values())
+    assert any(not torch.equal(w, init[n]) for n, w in final["model"].items() if n.startswith("blocks."))
+
+
 @needs_data
 def test_lm_notebooks_tiny(tmp_path):
     """Tables 1/3, the four-tokenizer table and Figure 7 on the tiny profile (FACTORIZER: a stand-in vocabulary where 12_vocab_inference puts
