@@ -1,5 +1,5 @@
 "Masked language models (downstream.lm): DDP against accumulation, odd input over every tokenizer kind, span-mask properties, the tiny LM notebooks end to end."
-import json, math, os, socket
+import csv, json, math, os, socket
 from dataclasses import replace
 from pathlib import Path
 import numpy as np
@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 from fixtures import ROOT, needs_data
 from factorizer_nb.downstream.lm import (LMConfig, LMTraining, MaskedLM, train_lm, load_lm, span_mask, pack, pad_mask, mlm_loss,
-                                         pseudo_perplexity, main)
+                                         pseudo_perplexity, main, LOG)
 
 TINY = LMConfig(layers=2, hidden=32, ff=64, heads=2, dropout=0.0, attention_dropout=0.0, position_buckets=8, max_distance=32)
 TEXTS = [f"the {w} sat on the mat and looked at the {v} for a while" for w in ("cat", "dog", "bird", "fox") for v in ("sun", "rain", "moon")] * 3
@@ -24,6 +24,11 @@ def tokenizers(tmp_path_factory):
     from factorizer_nb.downstream.experiments import spm_bpe
     counts = word_counts("wordfreq:en", top_n=1500)
     return {"bpe": spm_bpe(counts, 400, tmp_path_factory.mktemp("tok")), "factorizer": Factorizer(unigram_standin_vocab(counts, 300))}
+
+
+def _losses(out_dir) -> list[float]:
+    "The loss of every step in a pretraining run's log."
+    return [float(r["loss"]) for r in csv.DictReader(open(Path(out_dir) / LOG, encoding="utf-8"))]
 
 
 def _free_port() -> int:
@@ -56,8 +61,7 @@ def test_ddp_two_processes_take_the_same_steps_as_accumulation(tokenizers, tmp_p
         if name.endswith("qkv.bias"):                 # the key bias has no gradient (softmax ignores it): AdamW turns rounding noise
             a, b = torch.cat([a[:D], a[2 * D:]]), torch.cat([b[:D], b[2 * D:]])   # into full steps there, so only q and v are compared
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5, msg=name)
-    losses = lambda d: [float(r.split(",")[2]) for r in (tmp_path / d / "train_log.csv").read_text().splitlines()[1:]]
-    assert np.allclose(losses("one"), losses("two"), rtol=1e-5)
+    assert np.allclose(_losses(tmp_path / "one"), _losses(tmp_path / "two"), rtol=1e-5)
 
 
 @pytest.mark.parametrize("kind", ["bpe", "factorizer"])
@@ -119,7 +123,7 @@ def test_paper_profile_takes_a_step_on_the_cpu(tokenizers, tmp_path, kind):
     init = MaskedLM(tok, config).state_dict()
     final = torch.load(train_lm(tok, TEXTS * 4, tmp_path, config=config, training=t, progress=False), weights_only=False)
     assert final["fingerprint"]["training"]["optimizer"] == "lamb"
-    loss = float((tmp_path / "train_log.csv").read_text().splitlines()[1].split(",")[2])
+    loss = _losses(tmp_path)[0]
     assert math.isfinite(loss) and loss > 0
     assert all(torch.isfinite(w).all() for w in final["model"].values())
     assert any(not torch.equal(w, init[n]) for n, w in final["model"].items() if n.startswith("blocks."))
