@@ -8,6 +8,8 @@
 #                             make reproduce EXPERIMENTS=lm
 #   make parser-grid          the from-scratch parser's fuller CPU grid (profile grid: 3 seeds, 6 epochs; en, gd, tr, zh, no), resumable,
 #                             into runs/<lang>-grid/ and figures/grid/
+#   make sage-paper           SaGe at Table 6's sizes (20,000 -> 16,000) on the English Wikipedia text offline (nbs/paper/21_sage, profile
+#                             sage_paper), resumable, into runs/en-sage_paper/ and figures/sage_paper/
 #   make medium               the FACTORIZER notebooks (11-16) for English on the medium profile (about 75 minutes on 2 cores,
 #                             resumable), into runs/en-medium/ and figures/medium/
 SHELL := /bin/bash
@@ -25,7 +27,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check reproduce sweep medium parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check reproduce sweep medium sage-paper parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -62,6 +64,9 @@ sweep: setup
 
 medium: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile medium --notebooks $(sort $(wildcard nbs/paper/1[1-6]_*.ipynb))
+
+sage-paper: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile sage_paper --notebooks nbs/paper/21_sage.ipynb
 
 # The parser's fuller CPU grid (issue #11): Figures 4 and 6 and the parser ablation for en and gd, Figure 4 for tr, zh and no, then the
 # cross-language table with ASO (3 seeds per side). Each language trains its small-profile VQ-VAE first (runs/<lang>-grid/).

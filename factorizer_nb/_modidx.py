@@ -203,6 +203,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                          'factorizer_nb.core.data._how_to_get': ( 'core/data.html#_how_to_get',
                                                                                   'factorizer_nb/core/data.py'),
                                          'factorizer_nb.core.data._upper': ('core/data.html#_upper', 'factorizer_nb/core/data.py'),
+                                         'factorizer_nb.core.data._wikitext_paragraphs': ( 'core/data.html#_wikitext_paragraphs',
+                                                                                           'factorizer_nb/core/data.py'),
                                          'factorizer_nb.core.data._wordfreq_counts': ( 'core/data.html#_wordfreq_counts',
                                                                                        'factorizer_nb/core/data.py'),
                                          'factorizer_nb.core.data.add_noise': ('core/data.html#add_noise', 'factorizer_nb/core/data.py'),

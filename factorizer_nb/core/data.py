@@ -214,8 +214,18 @@ def _enwiki_paragraphs() -> Iterator[str]:
                 para = " ".join(para.split())
                 if len(para.split()) >= 3 and not para.startswith(("|", "!", "{", "Category:")): yield para
 
+_WIKITEXT_JOINS = {" @-@ ": "-", " @,@ ": ",", " @.@ ": "."}
+
+def _wikitext_paragraphs(rel: str) -> Iterator[str]:
+    "Paragraphs of a WikiText file: headings (`= … =`) dropped, its split numbers and hyphens (`@-@`) joined, `<unk>` words removed."
+    for line in read_text(rel).splitlines():
+        line = line.strip()
+        if not line or line.startswith("="): continue
+        for k, v in _WIKITEXT_JOINS.items(): line = line.replace(k, v)
+        yield " ".join(w for w in line.split() if w != "<unk>")
+
 def text_lines(source: str = "gensim:enwiki", limit: int | None = None) -> Iterator[str]:
-    "Non-empty lines of running text: `gensim:enwiki`/`gensim:lee`, `ud:` (word forms joined by spaces), `udtext:` (`ud_texts`), `bio:` or a data file."
+    "Non-empty lines of running text: `gensim:enwiki`/`gensim:lee`, `ud:` (word forms joined by spaces), `udtext:` (`ud_texts`), `bio:`, `wikitext:` or a data file."
     if source == "gensim:enwiki": lines = _enwiki_paragraphs()
     elif source == "gensim:lee":
         from gensim.test.utils import datapath
@@ -223,6 +233,7 @@ def text_lines(source: str = "gensim:enwiki", limit: int | None = None) -> Itera
     elif source.startswith("ud:"): lines = (" ".join(words) for words in ud_sentences(source[3:]))
     elif source.startswith("udtext:"): lines = iter(ud_texts(source[7:]))
     elif source.startswith("bio:"): lines = ("".join(toks) for toks in bio_sentences(source[4:]))
+    elif source.startswith("wikitext:"): lines = _wikitext_paragraphs(source[9:])
     else: lines = (l.strip() for l in read_text(source).splitlines())
     n = 0
     for l in lines:

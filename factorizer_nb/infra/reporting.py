@@ -41,8 +41,8 @@ def data_checksums(files) -> dict:
     for f in files:
         if f in (None, "", "-"): continue
         prefix, _, rest = f.partition(":")
-        if rest and prefix not in ("ud", "udtext", "bio"): out[f] = "embedded (package data)"; continue
-        rel = rest if rest else f                               # ud:, udtext: and bio: name a data file
+        if rest and prefix not in ("ud", "udtext", "bio", "wikitext"): out[f] = "embedded (package data)"; continue
+        rel = rest if rest else f                               # ud:, udtext:, bio: and wikitext: name a data file
         raw = read_bytes(rel)                                   # verified against the registry when it is listed there
         out[rel] = registry()[rel].sha256 if rel in registry() else hashlib.sha256(raw).hexdigest()
     return out
