@@ -6,3 +6,36 @@ def test_no_stale_outputs():
     problems = output_problems()
     assert not problems, "stale outputs under figures/ (regenerate them with make reproduce):\n" + "\n".join(
         f"  {f}: {'; '.join(p)}" for f, p in problems.items())
+
+
+def _copy_outputs(dst):
+    "A checkout-like folder with the committed figures (no images), the papers' values and settings.ini."
+    import shutil
+    from factorizer_nb.core.data import project_root
+    root = project_root()
+    (dst / "data").mkdir()
+    shutil.copy(root / "data" / "paper_values.csv", dst / "data" / "paper_values.csv")
+    shutil.copy(root / "settings.ini", dst / "settings.ini")
+    shutil.copytree(root / "figures", dst / "figures", ignore=shutil.ignore_patterns("*.pdf"))
+    return dst
+
+
+def test_committed_results_index_is_current():
+    from factorizer_nb.infra.results_index import index_problems
+    assert not index_problems(), "figures/results_index is stale: run python -m factorizer_nb.infra.results_index"
+
+
+def test_check_outputs_fails_on_a_stale_results_index(tmp_path, capsys):
+    "`make check-outputs` (reporting check) passes on a current index and fails once a committed CSV changes a row's number."
+    from factorizer_nb.infra import reporting
+    from factorizer_nb.infra.results_index import write_index
+    root = _copy_outputs(tmp_path)
+    write_index(root)
+    assert reporting.main(["check", "--root", str(root)]) == 0, capsys.readouterr().out
+    f = root / "figures" / "bd_table2_units_per_word_en_enwiki.csv"
+    f.write_text(f.read_text().replace("1.5684", "1.2684"))            # BPE's tokens per word: a re-run that changed a number
+    assert reporting.main(["check", "--root", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert "STALE  figures/results_index.md" in out and "STALE  figures/results_index.csv" in out
+    write_index(root)                                                       # regenerating makes it current again
+    assert reporting.main(["check", "--root", str(root)]) == 0

@@ -110,9 +110,10 @@ def _manifest_problems(m: dict, head_has, settings_of) -> list[str]:
     return out
 
 def output_problems(root: Path | None = None) -> dict[str, list[str]]:
-    "Stale committed outputs: {manifest path: problems} for every manifest under `figures/` that does not match HEAD and settings.ini."
+    "Stale committed outputs: {path: problems} for every manifest under `figures/` that does not match HEAD and settings.ini, and a stale results index."
     from factorizer_nb.core.data import load_settings
-    root = root or project_root()
+    from factorizer_nb.infra.results_index import index_problems
+    root = Path(root or project_root())
     def git(*a): return subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=60)
     shallow = git("rev-parse", "--is-shallow-repository").stdout.strip() != "false"
     def head_has(sha):                                       # None: cannot tell in a shallow clone
@@ -124,16 +125,17 @@ def output_problems(root: Path | None = None) -> dict[str, list[str]]:
         try: probs = _manifest_problems(json.loads(f.read_text(encoding="utf-8")), head_has, settings_of)
         except ValueError as e: probs = [f"unreadable manifest ({e})"]
         if probs: out[str(f.relative_to(root))] = probs
-    return out
+    return {**out, **index_problems(root)}
 
 # %% ../../nbs/infra/90_reporting.ipynb #2cefbac7
 def main(argv: list[str] | None = None) -> int:
-    "`python -m factorizer_nb.infra.reporting check`: list stale outputs under figures/; exit 1 if there are any."
+    "`python -m factorizer_nb.infra.reporting check`: list stale outputs under figures/ (the results index included); exit 1 if there are any."
     import argparse
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.reporting")
     ap.add_argument("cmd", choices=["check"], help="check that every committed output matches HEAD and settings.ini")
-    ap.parse_args(argv)
-    problems = output_problems()
+    ap.add_argument("--root", default=None, help="the checkout to check (default: this one)")
+    a = ap.parse_args(argv)
+    problems = output_problems(Path(a.root) if a.root else None)
     for f, probs in problems.items(): print(f"STALE  {f}: {'; '.join(probs)}")
     print(f"{len(problems)} stale output(s)" if problems else "every output under figures/ matches HEAD and settings.ini")
     return 1 if problems else 0
