@@ -10,7 +10,8 @@ import nbformat
 from ..core.data import project_root
 
 # %% auto #0
-__all__ = ['NOTEBOOK_OUTPUTS', 'MKDOCS_YML', 'CHECK_PAGES', 'output_cells', 'stage_docs', 'build_docs', 'check_docs', 'main']
+__all__ = ['NOTEBOOK_OUTPUTS', 'MKDOCS_YML', 'STATIC', 'CHECK_PAGES', 'TEXT_PAGES', 'output_cells', 'stage_docs', 'build_docs',
+           'check_docs', 'main']
 
 # %% ../../nbs/infra/94_docs.ipynb #461ee876
 # figure and table names each paper notebook writes (the prefixes of the files under figures/)
@@ -30,6 +31,8 @@ NOTEBOOK_OUTPUTS = {
     "42_fig6_noise": ("fig6_noise_",),
     "43_parser_ablation": ("table1_parser_ablation_",),
     "44_parser_languages": ("table_parser_languages",),
+    "45_lm_tables": ("table1_lm_ablation_", "table_lm_tokenizers_"),
+    "46_fig7_scarcity": ("fig7_scarcity_",),
 }
 
 # %% ../../nbs/infra/94_docs.ipynb #f4455f31
@@ -70,12 +73,19 @@ extra_javascript:
   - https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js
 """
 
+# files and folders the README and the docs pages link to, copied as they are so that every link of the site resolves
+STATIC = ("docs", "benchmarks", "CITATION.cff", "settings.ini", "Makefile", "data/paper_values.csv", "data/registry.tsv")
+
 def stage_docs(root: Path | None = None, src: Path | None = None) -> Path:
-    "Copy README, notebooks and figures into `src` (default `_docs_src/`), paper notebooks with their outputs appended."
+    "Copy README, notebooks, figures, the docs pages and linked files into `src` (default `_docs_src/`), paper notebooks with their outputs appended."
     root = Path(root or project_root()); src = Path(src or root / "_docs_src")
     if src.exists(): shutil.rmtree(src)
     (src / "nbs").mkdir(parents=True)
     shutil.copytree(root / "figures", src / "figures")
+    for name in STATIC:
+        f, out = root / name, src / name
+        if f.is_dir(): shutil.copytree(f, out, ignore=shutil.ignore_patterns("__pycache__"))
+        elif f.is_file(): out.parent.mkdir(parents=True, exist_ok=True); shutil.copy(f, out)
     readme = (root / "README.md").read_text(encoding="utf-8")
     (src / "index.md").write_text(re.sub(r"\]\((nbs/[^)]+)\.ipynb\)", r"](\1.ipynb)", readme), encoding="utf-8")
     for nb_path in sorted((root / "nbs").rglob("*.ipynb")):
@@ -102,10 +112,17 @@ def build_docs(root: Path | None = None) -> Path:
     return site
 
 # %% ../../nbs/infra/94_docs.ipynb #a39f6a12
-CHECK_PAGES = ("index.html", "nbs/paper/13_fig3_splits.html")
+CHECK_PAGES = ("index.html", "figures/results_index.html", "nbs/paper/13_fig3_splits.html")
+TEXT_PAGES = ("index.html", "figures/results_index.html")     # pages without figures of their own
+
+def _missing_target(href: str) -> bool:
+    "Whether a `file://` link points at nothing (query and fragment ignored)."
+    from urllib.parse import unquote, urlparse
+    u = urlparse(href)
+    return u.scheme == "file" and not Path(unquote(u.path)).exists()
 
 def check_docs(site: Path | None = None, pages=CHECK_PAGES) -> dict[str, dict]:
-    "For each page: images loaded and missing, error outputs, and console errors, as seen by headless Chromium."
+    "For each page: images loaded and missing, links to missing files, error outputs, and console errors, as seen by headless Chromium."
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     site = Path(site or project_root() / "_docs")
@@ -122,10 +139,12 @@ def check_docs(site: Path | None = None, pages=CHECK_PAGES) -> dict[str, dict]:
             driver.get(path.resolve().as_uri())
             driver.execute_script("return document.readyState")
             imgs = driver.execute_script("return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0])")
+            links = driver.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
             errors = driver.execute_script("return Array.from(document.querySelectorAll('.jp-RenderedText[data-mime-type=\"application/vnd.jupyter.stderr\"], .output_error, .jp-OutputArea-output.jp-mod-error')).map(e => e.innerText.slice(0, 200))")
             logs = [l["message"] for l in driver.get_log("browser") if l["level"] == "SEVERE"]
             external = [l for l in logs if re.search(r"https?://(?!localhost)", l)]
-            out[page] = dict(title=driver.title, images=len(imgs), broken_images=[s for s, ok in imgs if not ok], error_outputs=errors,
+            out[page] = dict(title=driver.title, images=len(imgs), broken_images=[s for s, ok in imgs if not ok],
+                             links=len(links), broken_links=sorted({h for h in links if _missing_target(h)}), error_outputs=errors,
                              console_errors=[l for l in logs if l not in external], external_failures=external)
     finally: driver.quit()
     return out
@@ -140,8 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "build": print(f"site written to {build_docs()}"); return 0
     report, bad = check_docs(), 0
     for page, r in report.items():
-        problems = (r.get("missing_page") or r["broken_images"] or r["error_outputs"] or r["console_errors"]
-                    or (page != "index.html" and not r["images"]))           # a paper page must show its figures
+        problems = (r.get("missing_page") or r["broken_images"] or r["broken_links"] or r["error_outputs"] or r["console_errors"]
+                    or (page not in TEXT_PAGES and not r["images"]))         # a paper page must show its figures
         bad += bool(problems)
         print(f"{'FAIL' if problems else 'ok  '} {page}: {json.dumps(r, ensure_ascii=False)}")
     return 1 if bad else 0
