@@ -2,6 +2,7 @@
 #   make reproduce            set up, then run nbs/paper/ with papermill for LANGS (default: en) on PROFILE (default: small)
 #   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest)
 #   make readme               write README.md from nbs/index.ipynb
+#   make results-index        write figures/results_index.md and .csv from the committed CSVs (every job below ends with it)
 #   make docs                 the rendered notebooks, figures and tables as a site in _docs/ (make docs-check: open it in headless Chromium)
 #   make sweep                the small-profile sweep (nbs/paper/heavy/17_profile_sweep, about 50 minutes on 2 cores)
 #   make lm                   the language-model experiments (nbs/paper/lm/, English; PROFILE=paper PROCESSES=8 on 8 GPUs); also
@@ -27,7 +28,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check reproduce sweep medium sage-paper parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check results-index reproduce sweep medium sage-paper parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -49,6 +50,7 @@ ifeq ($(EXPERIMENTS),lm)
 	$(MAKE) lm
 else
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile $(PROFILE)
+	$(MAKE) results-index
 endif
 
 # The language-model experiments (issue #12, nbs/paper/lm/): Tables 1 and 3, the table across four tokenizers and Figure 7, for English on
@@ -58,12 +60,15 @@ PROCESSES ?= 1
 lm: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) \
 	  --notebooks nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb $(sort $(wildcard nbs/paper/lm/*.ipynb))
+	$(MAKE) results-index
 
 sweep: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small --notebooks nbs/paper/heavy/17_profile_sweep.ipynb
+	$(MAKE) results-index
 
 medium: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile medium --notebooks $(sort $(wildcard nbs/paper/1[1-6]_*.ipynb))
+	$(MAKE) results-index
 
 sage-paper: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile sage_paper --notebooks nbs/paper/21_sage.ipynb
@@ -75,6 +80,7 @@ parser-grid: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en gd --profile grid --notebooks $(GRID_NBS) nbs/paper/42_fig6_noise.ipynb nbs/paper/43_parser_ablation.ipynb
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs tr zh no --profile grid --notebooks $(GRID_NBS)
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en gd tr zh no --profile grid --only-summaries --summaries nbs/paper/summary/44_parser_languages.ipynb
+	$(MAKE) results-index
 
 # two test workers on 2 cores: one torch (OpenMP) thread and one sentencepiece thread each
 TEST_ENV := OMP_NUM_THREADS=1 FACTORIZER_NB_SPM_THREADS=1
@@ -90,12 +96,18 @@ check-sync: setup
 	git diff --exit-code -- factorizer_nb nbs pyproject.toml README.md
 	test -z "$$(git status --porcelain --untracked-files=normal -- factorizer_nb nbs)"
 
-# Every manifest under figures/ must come from an ancestor of HEAD, a clean tree, and the settings in settings.ini.
+# Every manifest under figures/ must come from an ancestor of HEAD, a clean tree, and the settings in settings.ini, and
+# figures/results_index.{md,csv} must be what the committed CSVs give.
 check-outputs: setup
 	$(BIN)/python -m factorizer_nb.infra.reporting check
 
-# README.md is generated from nbs/index.ipynb.
+# README.md is generated from nbs/index.ipynb (its results table from figures/results_index.csv).
 readme: setup
+	$(BIN)/python -m factorizer_nb.infra.readme
+
+# The results index (nbs/infra/95_results_index): one row per figure and table of the three papers, then the README that shows its headline rows.
+results-index: setup
+	$(BIN)/python -m factorizer_nb.infra.results_index
 	$(BIN)/python -m factorizer_nb.infra.readme
 
 # The notebooks as a static site in _docs/ (MkDocs + mkdocs-jupyter; see nbs/infra/94_docs), and a check of it in headless Chromium.

@@ -9,20 +9,29 @@ from pathlib import Path
 from ..core.data import atomic_write, project_root
 
 # %% auto #0
-__all__ = ['GENERATED_NOTICE', 'render_readme', 'main']
+__all__ = ['GENERATED_NOTICE', 'RESULTS_MARKER', 'render_readme', 'results_table', 'main']
 
 # %% ../../nbs/infra/93_readme.ipynb #e509691e
 GENERATED_NOTICE = "<!-- generated from nbs/index.ipynb by `make readme`; edit the notebook, not this file -->\n\n"
+RESULTS_MARKER = "<!-- results-index -->"
 
-def render_readme(index: str | Path) -> str:
-    "The README text: the markdown cells of the index notebook, in order, separated by blank lines."
+def render_readme(index: str | Path, results: str | None = None) -> str:
+    "The README text: the markdown cells of the index notebook, in order, separated by blank lines; `results` replaces the results marker."
     try: nb = json.loads(Path(index).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e: raise ValueError(f"{index} is not a readable notebook: {e}") from None
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list): raise ValueError(f"{index} has no list of cells")
     if any(c.get("cell_type") == "code" for c in cells): raise ValueError(f"{index} must hold only markdown cells (its code is shown, not run)")
     parts = ["".join(c.get("source", "")).strip() for c in cells if c.get("cell_type") == "markdown"]
-    return GENERATED_NOTICE + "\n\n".join(p for p in parts if p) + "\n"
+    text = GENERATED_NOTICE + "\n\n".join(p for p in parts if p) + "\n"
+    return text.replace(RESULTS_MARKER, results.strip()) if results is not None else text
+
+def results_table(root: Path) -> str | None:
+    "The headline rows of the committed results index (`figures/results_index.csv`) as Markdown, or None if there is none."
+    import pandas as pd
+    from factorizer_nb.infra.results_index import INDEX, compact_markdown
+    f = Path(root) / "figures" / f"{INDEX}.csv"
+    return compact_markdown(pd.read_csv(f, dtype=str).fillna("")) if f.is_file() else None
 
 # %% ../../nbs/infra/93_readme.ipynb #94e87cca
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--check", action="store_true", help="only compare, do not write")
     a, root = ap.parse_args(argv), project_root()
-    text, out = render_readme(root / "nbs" / "index.ipynb"), root / "README.md"
+    text, out = render_readme(root / "nbs" / "index.ipynb", results_table(root)), root / "README.md"
     if a.check:
         if out.exists() and out.read_text(encoding="utf-8") == text: return 0
         print("README.md differs from nbs/index.ipynb: run `make readme`", file=sys.stderr); return 1
