@@ -29,7 +29,7 @@ def one(kind: str, profile: str, steps: int, size: int) -> dict:
     from factorizer_nb.core.data import load_settings, training_counts, run_dir
     from factorizer_nb.core.tokenizer import Factorizer
     from factorizer_nb.core.baselines import unigram_standin_vocab
-    from factorizer_nb.downstream.experiments import spm_bpe
+    from factorizer_nb.downstream.tokenizer_points import spm_bpe
     from factorizer_nb.downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, pack, pad_mask, settings_corpus
     S = load_settings("en", profile)
     counts = training_counts(S, top_n=S["vq_top_words"])

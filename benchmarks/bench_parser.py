@@ -15,7 +15,7 @@ from factorizer_nb.core.baselines import unigram_standin_vocab
 from factorizer_nb.downstream.ud_data import read_treebank
 from factorizer_nb.downstream.parser import FIELDS, LabelSet, Parser, ParserConfig, collate, encode_words, parser_loss
 from factorizer_nb.downstream.parser_training import ParserData, predict_treebank
-from factorizer_nb.downstream.experiments import bpe_point, unigram_point, spm_bpe
+from factorizer_nb.downstream.tokenizer_points import bpe_point, unigram_point, spm_bpe
 from factorizer_nb.sage.pruning import SaGeTokenizer, initial_vocabulary
 
 

@@ -21,7 +21,7 @@ def tokenizers(tmp_path_factory):
     from factorizer_nb.core.data import word_counts
     from factorizer_nb.core.tokenizer import Factorizer
     from factorizer_nb.core.baselines import unigram_standin_vocab
-    from factorizer_nb.downstream.experiments import spm_bpe
+    from factorizer_nb.downstream.tokenizer_points import spm_bpe
     counts = word_counts("wordfreq:en", top_n=1500)
     return {"bpe": spm_bpe(counts, 400, tmp_path_factory.mktemp("tok")), "factorizer": Factorizer(unigram_standin_vocab(counts, 300))}
 

@@ -42,7 +42,7 @@ def test_factorizer_pipeline_notebooks_tiny(tmp_path):
     assert "spell-checker" in json.loads((out / "fig3_splits_per_word_gd.manifest.json").read_text())["caption"]
     fig4 = pd.read_csv(out / "fig4_parser_gd.csv")
     assert set(fig4.family) == {"FACTORIZER", "BPE", "Unigram LM", "SaGe"} and fig4.LAS.between(0, 100).all()
-    from factorizer_nb.downstream.experiments import Point
+    from factorizer_nb.downstream.tokenizer_points import Point
     from factorizer_nb.downstream.ud_data import score_conllu
     for r in fig4.itertuples():                                   # the kept predictions re-score to the figure's numbers
         d = tmp_path / "work" / "ud" / "fig4" / Point(r.family, r.setting, None).key / f"seed{r.seed}"

@@ -12,68 +12,16 @@ import numpy as np
 import pandas as pd
 import conllu
 import torch
-from ..core.data import load_settings, training_counts, text_lines, run_dir, add_noise
-from ..core.protocol import Tokenizer, load_tokenizer
-from ..core.tokenizer import Factorizer
-from ..core.baselines import train_hf_bpe, HFByteBPE, SentencePieceTokenizer
-from ..sage.pruning import Corpus, SaGe, SaGeTokenizer, initial_vocabulary, run_sage
+from ..core.data import load_settings, training_counts, run_dir, add_noise
+from ..core.protocol import Tokenizer
 from .ud_data import read_treebank, syntactic_words, UD_METRICS
+from .tokenizer_points import (FAMILIES, Point, factorizer_points, bpe_point, unigram_point, spm_bpe, sage_point,
+                                                      SaGePointConfig, subwords_per_word)
 from .parser import ParserConfig, encode_words
 from .parser_training import ParserTraining, train_parser
 
 # %% auto #0
-__all__ = ['FAMILIES', 'Point', 'factorizer_points', 'bpe_point', 'unigram_point', 'spm_bpe', 'sage_point', 'noisy_forms',
-           'subwords_per_word', 'run_grid', 'summarise', 'ParserExperiment']
-
-# %% ../../nbs/downstream/43_experiments.ipynb #e4aef1f8
-FAMILIES = ("FACTORIZER", "BPE", "Unigram LM", "SaGe")
-
-@dataclass
-class Point:
-    "One tokenizer of an experiment: family, the varied setting, and the tokenizer."
-    family: str
-    setting: float
-    tokenizer: Tokenizer
-
-    @property
-    def key(self) -> str:
-        "A directory name for the point's runs."
-        return re.sub(r"[^a-z0-9.]+", "_", f"{self.family}_{self.setting:g}".lower())
-
-# %% ../../nbs/downstream/43_experiments.ipynb #058df1c1
-def _cached(path: Path, build) -> Tokenizer:
-    "The tokenizer saved at `path`, or `build()` saved there."
-    if path.exists(): return load_tokenizer(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tok = build(); tok.save(path); return tok
-
-def factorizer_points(vocab_file: str | Path, alphas: Sequence[float]) -> list[Point]:
-    "FACTORIZER on `vocab_file` at each α_split."
-    return [Point("FACTORIZER", a, Factorizer(vocab_file, alpha_split=a, name=f"FACTORIZER a={a:g}")) for a in alphas]
-
-def bpe_point(counts, size: int, work: Path) -> Point:
-    "Byte-level BPE (HF tokenizers) of `size` trained on the word list `counts`."
-    return Point("BPE", size, _cached(work / f"bpe_{size}.json", lambda: HFByteBPE(train_hf_bpe(counts, size), name=f"BPE {size}")))
-
-def unigram_point(counts, size: int, work: Path) -> Point:
-    "sentencepiece Unigram LM of `size` trained on the plain words of `counts` (as the tokenizer will see them)."
-    build = lambda: SentencePieceTokenizer.from_counts(counts, size, "unigram", name=f"Unigram LM {size}")
-    return Point("Unigram LM", size, _cached(work / f"spm_unigram_words_{size}.json", build))
-
-def spm_bpe(counts, size: int, work: Path, dropout: float = 0.0, seed: int | None = None) -> SentencePieceTokenizer:
-    "sentencepiece BPE of `size` on the word list `counts`, with seeded BPE-dropout `dropout` (`core.baselines.bpe_dropout`, in sentencepiece's merge order)."
-    base = _cached(work / f"spm_bpe_words_{size}.json", lambda: SentencePieceTokenizer.from_counts(counts, size, "bpe", name=f"BPE {size}"))
-    if not dropout: return base
-    return SentencePieceTokenizer(base.sp, name=f"BPE {size} + dropout {dropout:g}", alpha=dropout, seed=seed)
-
-# %% ../../nbs/downstream/43_experiments.ipynb #fa79717f
-def sage_point(S: dict, size: int, work: Path, lines: Sequence[str] | None = None, progress: bool = False) -> Point:
-    "SaGe pruned to `size` from sentencepiece BPE trained on the language's running text (`text` in the settings)."
-    lines = list(text_lines(S["text"])) if lines is None else lines
-    initial = int(S["sage_initial_vocab"]) if size == int(S["sage_final_vocab"]) else round(size * float(S["sage_n"]))
-    out = work if size == int(S["sage_final_vocab"]) else work.with_name(f"{work.name}_{size}")
-    sage = SaGe.from_settings(Corpus.from_lines(lines), initial_vocabulary(lines, initial), {**S, "sage_final_vocab": size})
-    return Point("SaGe", size, SaGeTokenizer(run_sage(sage, out, progress=progress), name=f"SaGe {size}"))
+__all__ = ['noisy_forms', 'run_grid', 'summarise', 'ParserExperiment']
 
 # %% ../../nbs/downstream/43_experiments.ipynb #accc9af2
 def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0) -> list[list[str]]:
@@ -82,12 +30,6 @@ def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0
             for i, s in enumerate(sents)]
 
 # %% ../../nbs/downstream/43_experiments.ipynb #9fbcff82
-def subwords_per_word(tokenizer: Tokenizer, sents: Sequence[conllu.TokenList]) -> float:
-    "Mean number of subwords per syntactic word of `sents`, each word encoded on its own."
-    n = [len(encode_words(tokenizer, [w["form"] for w in syntactic_words(s)]).ids) for s in sents]
-    words = sum(len(syntactic_words(s)) for s in sents)
-    return sum(n) / max(words, 1)
-
 def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: str | Path, seeds: Sequence[int], *,
              config: ParserConfig, training: ParserTraining, device: str = "cpu", progress: bool = True, eval_every: int = 1) -> pd.DataFrame:
     "Train a parser for every point and seed (resuming each); one row per run with the dev scores."

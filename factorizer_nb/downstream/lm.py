@@ -20,14 +20,15 @@ from ..core.data import atomic_write, load_settings, read_text, text_lines, Data
 from ..core.protocol import Tokenizer, load_tokenizer
 from .parser import Parser, ParserConfig, ud_settings, subword_embedding, pool_batch, _word_dropout
 from .parser_training import lr_factor, tokenizer_sha256, _refuse_other_run, _write_log
+from .tokenizer_points import spm_bpe, unigram_point, sage_point, SaGePointConfig
 
 # %% auto #0
 __all__ = ['PAD_BIAS', 'SPAN_P', 'SPAN_MAX', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'LMConfig',
            'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt', 'paragraphs',
            'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining', 'make_optimizer',
            'packed_rows', 'lm_fingerprint', 'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity', 'LMParser',
-           'finetune_build', 'finetune_training', 'LMSpec', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command',
-           'pretrain']
+           'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args',
+           'pretrain_command', 'pretrain']
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -500,22 +501,39 @@ class LMSpec:
         "A directory name for the model's runs."
         return re.sub(r"[^a-z0-9]+", "_", self.name.lower()).strip("_")
 
-def lm_specs(S: dict, vocab_file: str | Path, counts, work: str | Path, names: Sequence[str] | None = None) -> list[LMSpec]:
+@dataclass(frozen=True)
+class LMSpecsConfig:
+    "What `lm_specs` reads from the settings (`lm_bpe_size`, `alpha_split`, `lm_extra_layers`, `bpe_dropout`, `sigma_sample`, `seed`, `lm_max_paragraphs`, SaGe's)."
+    bpe_size: int
+    alpha_split: float
+    extra_layers: int
+    bpe_dropout: float
+    sigma_sample: float
+    seed: int
+    max_paragraphs: int
+    sage: SaGePointConfig
+
+    @classmethod
+    def from_settings(cls, S) -> "LMSpecsConfig":
+        "The config of merged settings (`load_settings`)."
+        return cls(int(S["lm_bpe_size"]), float(S["alpha_split"]), int(S["lm_extra_layers"]), float(S["bpe_dropout"]), float(S["sigma_sample"]),
+                   int(S["seed"]), int(S["lm_max_paragraphs"]), SaGePointConfig.from_settings(S))
+
+def lm_specs(c: LMSpecsConfig, vocab_file: str | Path, counts, work: str | Path, names: Sequence[str] | None = None) -> list[LMSpec]:
     "The models `names` (default: all) of the LM experiments, their tokenizers trained or loaded under `work`."
     from factorizer_nb.core.tokenizer import Factorizer
-    from factorizer_nb.downstream.experiments import spm_bpe, unigram_point, sage_point
-    work, size, alpha, extra = Path(work), int(S["lm_bpe_size"]), S["alpha_split"], int(S["lm_extra_layers"])
+    work, size, alpha, extra = Path(work), c.bpe_size, c.alpha_split, c.extra_layers
     wanted = set(names or LM_MODELS)
     if unknown := wanted - set(LM_MODELS): raise ValueError(f"unknown models {sorted(unknown)}; known: {LM_MODELS}")
     out = []
     if wanted & {"BPE", "BPE + sampling"}:
         bpe = spm_bpe(counts, size, work)
         if "BPE" in wanted: out.append(LMSpec("BPE", "BPE", bpe, bpe))
-        if "BPE + sampling" in wanted: out.append(LMSpec("BPE + sampling", "BPE", spm_bpe(counts, size, work, dropout=S["bpe_dropout"], seed=S["seed"]), bpe))
+        if "BPE + sampling" in wanted: out.append(LMSpec("BPE + sampling", "BPE", spm_bpe(counts, size, work, dropout=c.bpe_dropout, seed=c.seed), bpe))
     if wanted & {"FACTORIZER", "FACTORIZER + sampling", "FACTORIZER (12L)"}:
         if not Path(vocab_file).exists(): raise FileNotFoundError(f"no FACTORIZER vocabulary at {vocab_file}: run nbs/paper/11_train_vqvae and 12_vocab_inference first")
         fz = Factorizer(vocab_file, alpha_split=alpha, name=f"FACTORIZER a={alpha:g}")
-        sampling = Factorizer(fz.vocab, alpha_split=alpha, sigma_sample=S["sigma_sample"], seed=S["seed"], name=f"FACTORIZER a={alpha:g} s={S['sigma_sample']:g}")
+        sampling = Factorizer(fz.vocab, alpha_split=alpha, sigma_sample=c.sigma_sample, seed=c.seed, name=f"FACTORIZER a={alpha:g} s={c.sigma_sample:g}")
         if "FACTORIZER" in wanted: out.append(LMSpec("FACTORIZER", "FACTORIZER", fz, fz, extra))
         if "FACTORIZER + sampling" in wanted: out.append(LMSpec("FACTORIZER + sampling", "FACTORIZER", sampling, fz, extra))
         if "FACTORIZER (12L)" in wanted: out.append(LMSpec("FACTORIZER (12L)", "FACTORIZER", fz, fz))
@@ -523,8 +541,8 @@ def lm_specs(S: dict, vocab_file: str | Path, counts, work: str | Path, names: S
         uni = unigram_point(counts, size, work).tokenizer
         out.append(LMSpec("Unigram LM", "Unigram LM", uni, uni))
     if "SaGe" in wanted:
-        lines = list(text_lines(S["text"], limit=int(S["lm_max_paragraphs"]) or None))
-        sage = sage_point(S, size, work / "sage", lines=lines).tokenizer
+        lines = list(text_lines(c.sage.text, limit=c.max_paragraphs or None))
+        sage = sage_point(c.sage, size, work / "sage", lines=lines).tokenizer
         out.append(LMSpec("SaGe", "SaGe", sage, sage))
     return sorted(out, key=lambda sp: LM_MODELS.index(sp.name))
 

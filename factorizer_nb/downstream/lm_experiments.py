@@ -12,7 +12,7 @@ import pandas as pd
 from .ud_data import UD_METRICS
 from .parser_training import train_parser, load_parser, evaluate
 from .experiments import ParserExperiment
-from .lm import (LMSpec, lm_specs, pretrain, finetune_build, finetune_training, load_lm, num_parameters,
+from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, finetune_build, finetune_training, load_lm, num_parameters,
                                          pseudo_perplexity, settings_corpus, LOG)
 
 # %% auto #0
@@ -37,7 +37,7 @@ class LMExperiment(ParserExperiment):
 
     def specs(self, names: Sequence[str] | None = None) -> list[LMSpec]:
         "The models `names` (default: all of `LM_MODELS`), tokenizers trained on the VQ-VAE's word list."
-        return lm_specs(self.S, self.work / "vocab.dawg", self.counts(), self.lm_dir / "tokenizers", names)
+        return lm_specs(LMSpecsConfig.from_settings(self.S), self.work / "vocab.dawg", self.counts(), self.lm_dir / "tokenizers", names)
 
     def run_dir(self, spec: LMSpec, fraction: float = 1.0) -> Path:
         "Where one model's pretraining and fine-tuning live (a fraction of the text gets its own directory)."
