@@ -78,15 +78,26 @@ def _ewt_dev():
 
 
 @needs_data
-@pytest.mark.parametrize("sigma", [0.0, 0.02])
-def test_every_ewt_dev_word_splits_as_the_reference(sigma):
-    "Same pieces, triplets and scores as the reference search on every whitespace word of en_ewt dev, optimal and sampled."
+@pytest.mark.parametrize("sigma,specials", [(0.0, False), (0.02, False), (0.0, True)])
+def test_every_ewt_dev_word_splits_as_the_reference(sigma, specials):
+    "Same pieces, triplets, offsets and scores as the reference search on every whitespace word of en_ewt dev, optimal and sampled."
     texts = _ewt_dev()
     fast = Factorizer(_standin(), sigma_sample=sigma, seed=3, cache_chars=0)
     slow = Factorizer(_standin(), sigma_sample=sigma, seed=3, cache_chars=0, compiled=False)
-    a, b = fast.encode_batch(texts), slow.encode_batch(texts)
+    a, b = fast.encode_batch(texts, add_special_tokens=specials, num_workers=2), slow.encode_batch(texts, add_special_tokens=specials)
     assert [vars(e) for e in a] == [vars(e) for e in b]
     assert sum(len(e.ids) for e in a) > sum(len(t.split()) for t in texts)
+
+
+@needs_data
+def test_one_text_per_call_matches_the_reference():
+    "`encode` text by text (the per-call kernel, and the word cache for single words) gives the reference search's encodings."
+    texts = _ewt_dev()[:400]
+    words = [w for t in texts for w in t.split()][:3000]
+    cached, uncached, slow = Factorizer(_standin()), Factorizer(_standin(), cache_chars=0), Factorizer(_standin(), compiled=False)
+    for t in texts + words + words:                                     # words twice: the second time from the cache
+        assert vars(cached.encode(t)) == vars(uncached.encode(t)) == vars(slow.encode(t)), t
+    assert len(cached._word_cache) > 100
 
 
 @needs_data

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from factorizer_nb.core.data import text_lines, word_counts
-from factorizer_nb.core.protocol import SPECIAL_TOKENS, CharTokenizer, Tokenizer, load_tokenizer, pad_batch
+from factorizer_nb.core.protocol import SPECIAL_TOKENS, CharTokenizer, Encodings, Tokenizer, load_tokenizer, pad_batch
 from factorizer_nb.core.baselines import (HFByteBPE, SentencePieceTokenizer, train_hf_bpe, train_spm_on_text,
                                           unigram_standin_vocab)
 from factorizer_nb.core.tokenizer import Factorizer
@@ -172,6 +172,24 @@ def test_batch_and_padding(tok):
     assert tok.decode_batch([e.ids for e in batch]) == [COVERED, "the"]
     with pytest.raises(TypeError): tok.encode_batch("a text, not a list")
     with pytest.raises(TypeError): tok.encode(["a"])
+
+
+@pytest.mark.parametrize("specials", [False, True])
+def test_columnar_batch(tok, specials):
+    "`encode_batch` gives `Encodings`: columns with one entry per token, cut into texts, whose rows are what `encode` gives text by text."
+    texts = TEXTS + [COVERED, "", "a [MASK] cat", "the"]
+    if isinstance(tok, HFByteBPE) and tok.samples: pytest.skip("HF's dropout cannot be seeded")
+    tok.reseed(3); batch = tok.encode_batch(texts, add_special_tokens=specials)
+    tok.reseed(3); each = [tok.encode(t, add_special_tokens=specials) for t in texts]
+    assert isinstance(batch, Encodings) and len(batch) == len(texts)
+    n = int(batch.row_splits[-1])
+    assert batch.ids.shape == (n, *tok.id_shape) and batch.offsets.shape == (n, 2) and batch.word_ids.shape == batch.token_index.shape == (n,)
+    assert (batch.scores is not None) == tok.has_scores and batch.lengths.tolist() == [len(e) for e in each]
+    assert [vars(e) for e in batch] == [vars(e) for e in each]
+    for i, e in enumerate(each):
+        lo, hi = batch.row_splits[i], batch.row_splits[i + 1]
+        assert batch.ids_of(i).tolist() == [list(x) if tok.id_shape else x for x in e.ids]
+        assert batch.tokens(lo, hi) == e.tokens and [None if w < 0 else w for w in batch.word_ids[lo:hi].tolist()] == e.word_ids
 
 
 def test_save_load(tok):

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field, replace
 from collections import OrderedDict
 from importlib import import_module
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Sequence
+import numpy as np
 from fastcore.basics import patch
 from .data import atomic_write
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKENS', 'NUM_SPECIAL', 'BATCH_TEXTS', 'TOKENIZER_FORMAT', 'TOKENIZER_KINDS', 'Encoding', 'truncate',
-           'pad_batch', 'Tokenizer', 'WordCache', 'tokenizer_class', 'load_tokenizer', 'to_b64', 'from_b64',
+__all__ = ['SPECIAL_TOKENS', 'NUM_SPECIAL', 'BATCH_TEXTS', 'TOKENIZER_FORMAT', 'TOKENIZER_KINDS', 'Encoding', 'Encodings',
+           'truncate', 'pad_batch', 'Tokenizer', 'WordCache', 'tokenizer_class', 'load_tokenizer', 'to_b64', 'from_b64',
            'CharTokenizer']
 
 # %% ../../nbs/core/01_protocol.ipynb #0d86a441
@@ -42,6 +43,91 @@ class Encoding:
         if len(n) != 1: raise ValueError(f"the lists of an Encoding must have equal lengths, got {sorted(n)}")
 
     def __len__(self): return len(self.ids)
+
+    @classmethod
+    def _trusted(cls, ids: list, tokens: list, offsets: list, word_ids: list, scores: list | None = None) -> "Encoding":
+        "An `Encoding` of lists the caller built with equal lengths: no checks (the compiled tokenizer's per-call path)."
+        e = object.__new__(cls)
+        e.__dict__.update(ids=ids, tokens=tokens, offsets=offsets, word_ids=word_ids, attention_mask=[1] * len(ids), scores=scores)
+        return e
+
+# %% ../../nbs/core/01_protocol.ipynb #37f5456d
+class Encodings(Sequence):
+    "A batch of encodings in columns (ids, offsets, word ids, scores, token indices), texts cut by `row_splits`; row i is an `Encoding` made when asked for."
+    def __init__(self, ids: np.ndarray, offsets: np.ndarray, word_ids: np.ndarray, row_splits: np.ndarray, scores: np.ndarray | None = None,
+                 token_index: np.ndarray | None = None, extra: Sequence[str] = (), vocab_token: Callable[[int], str] | None = None):
+        self.ids = np.asarray(ids, np.int64)                         # [tokens, *id_shape]
+        self.offsets = np.asarray(offsets, np.int64).reshape(-1, 2)  # [tokens, 2]: character start, end
+        self.word_ids = np.asarray(word_ids, np.int64)               # [tokens]: whitespace word, -1 for none
+        self.row_splits = np.asarray(row_splits, np.int64)           # [texts + 1]
+        self.scores = None if scores is None else np.asarray(scores, np.float64)
+        self.token_index = np.asarray(token_index if token_index is not None else -1 - np.arange(len(self.ids)), np.int64)
+        self.extra, self.vocab_token = list(extra), vocab_token
+        n = {len(self.ids), len(self.offsets), len(self.word_ids), len(self.token_index), int(self.row_splits[-1])}
+        if self.scores is not None: n.add(len(self.scores))
+        if len(n) != 1 or self.row_splits[0] != 0 or (np.diff(self.row_splits) < 0).any():
+            raise ValueError(f"the columns of Encodings must have one entry per token and row_splits must cut them in order, got lengths {sorted(n)}")
+        self._splits = self.row_splits.tolist()
+
+    @classmethod
+    def from_encodings(cls, encodings: Sequence[Encoding], id_shape: tuple = ()) -> "Encodings":
+        "The columns of a list of `Encoding`s (ids of shape `id_shape` each)."
+        encodings = list(encodings)
+        lens = [len(e) for e in encodings]
+        ids = np.asarray([i for e in encodings for i in e.ids], np.int64).reshape(-1, *id_shape)
+        scores = None if any(e.scores is None for e in encodings) else [s for e in encodings for s in e.scores]
+        return cls(ids, [o for e in encodings for o in e.offsets], [-1 if w is None else w for e in encodings for w in e.word_ids],
+                   np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]), scores, extra=[t for e in encodings for t in e.tokens])
+
+    def __len__(self): return len(self._splits) - 1
+    def __getitem__(self, i):
+        if isinstance(i, slice): return [self[k] for k in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self): raise IndexError(f"text {i} of a batch of {len(self)}")
+        lo, hi = self._splits[i % len(self)], self._splits[i % len(self) + 1]
+        ids = self.ids[lo:hi].tolist()
+        return Encoding._trusted(list(map(tuple, ids)) if self.ids.ndim > 1 else ids, self.tokens(lo, hi), list(map(tuple, self.offsets[lo:hi].tolist())),
+                                 [None if w < 0 else w for w in self.word_ids[lo:hi].tolist()],
+                                 None if self.scores is None else self.scores[lo:hi].tolist())
+    def __iter__(self): return (self[k] for k in range(len(self)))
+    def __eq__(self, other):
+        return isinstance(other, Sequence) and not isinstance(other, str) and len(self) == len(other) and all(a == b for a, b in zip(self, other))
+    def __repr__(self): return f"Encodings({len(self)} texts, {len(self.ids)} tokens)"
+
+    def tokens(self, lo: int = 0, hi: int | None = None) -> list[str]:
+        "Token strings of the tokens lo..hi (all by default)."
+        return [self.extra[-1 - t] if t < 0 else self.vocab_token(t) for t in self.token_index[lo:hi].tolist()]
+    @property
+    def lengths(self) -> np.ndarray: return np.diff(self.row_splits)
+    def ids_of(self, i: int) -> np.ndarray:
+        "The ids of text i as a view of the id column."
+        return self.ids[self._splits[i]:self._splits[i + 1]]
+
+    def rows(self, a: int, b: int) -> "Encodings":
+        "Texts a..b as `Encodings` over views of the same columns."
+        lo, hi = self._splits[a], self._splits[b]
+        return Encodings(self.ids[lo:hi], self.offsets[lo:hi], self.word_ids[lo:hi], self.row_splits[a:b + 1] - lo,
+                         None if self.scores is None else self.scores[lo:hi], self.token_index[lo:hi], self.extra, self.vocab_token)
+
+    @classmethod
+    def concat(cls, parts: Sequence["Encodings"]) -> "Encodings":
+        "One batch of the texts of `parts`, in order."
+        parts = list(parts)
+        if len(parts) == 1: return parts[0]
+        shifts = np.cumsum([0] + [len(p.extra) for p in parts[:-1]])
+        starts = np.cumsum([0] + [int(p.row_splits[-1]) for p in parts[:-1]])
+        cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)
+        scores = None if any(p.scores is None for p in parts) else cat([p.scores for p in parts])
+        return cls(cat([p.ids for p in parts]), cat([p.offsets for p in parts]), cat([p.word_ids for p in parts]),
+                   np.concatenate([[0]] + [p.row_splits[1:] + s for p, s in zip(parts, starts)]), scores,
+                   cat([np.where(p.token_index < 0, p.token_index - s, p.token_index) for p, s in zip(parts, shifts)]),
+                   [t for p in parts for t in p.extra], next((p.vocab_token for p in parts if p.vocab_token), None))
+
+    def replace_rows(self, index: Sequence[int], encodings: Sequence[Encoding]) -> "Encodings":
+        "The batch with text index[k] replaced by encodings[k]."
+        parts, prev = [], 0
+        for i, e in sorted(zip(index, encodings), key=lambda x: x[0]):
+            parts += [self.rows(prev, i), Encodings.from_encodings([e], self.ids.shape[1:])]; prev = i + 1
+        return Encodings.concat(parts + [self.rows(prev, len(self))])
 
 # %% ../../nbs/core/01_protocol.ipynb #e6a5db6f
 def _cut(enc: Encoding, n: int) -> Encoding:
@@ -172,50 +258,67 @@ def _assemble(tok: Tokenizer, text: str, pieces: list, word_tokens, add_special_
     return Encoding(ids, toks, offs, wids, scores=scores if tok.has_scores else None)
 
 @patch
+def _encode_texts(self: Tokenizer, texts: list[str], add_special_tokens: bool = False, num_workers: int = 1,
+                  text_seeds: list[int] | None = None) -> list[Encoding]:
+    "`Encoding`s of `texts` with the words of all of them in one `_words_tokens` call (sampling seeds drawn per text unless given)."
+    pieces = [list(_pieces(t, add_special_tokens)) for t in texts]
+    if text_seeds is None: text_seeds = self._text_seeds(len(texts))
+    words, seeds = [], []
+    for k, ps in enumerate(pieces):
+        for n, (_, _, piece, is_special) in enumerate(ps):
+            if is_special: continue
+            words.append(piece)
+            if text_seeds is not None: seeds.append((text_seeds[k], n))
+    toks = iter(self._words_tokens(words, seeds if text_seeds is not None else None, num_workers))
+    return [_assemble(self, t, ps, toks, add_special_tokens) for t, ps in zip(texts, pieces)]
+
+@patch
 def encode(self: Tokenizer, text: str, add_special_tokens: bool = False) -> Encoding:
     "Tokens of `text`: each whitespace word split by the family; `[CLS] … [SEP]` and special tokens in the text if asked."
     if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch for a list of texts")
-    return self.encode_batch([text], add_special_tokens=add_special_tokens)[0]
+    return self._encode_texts([text], add_special_tokens)[0]
 Tokenizer.__call__ = Tokenizer.encode
 
-# %% ../../nbs/core/01_protocol.ipynb #0dda8345
-BATCH_TEXTS = 1024          # texts whose words go to the family in one `_words_tokens` call
+# %% ../../nbs/core/01_protocol.ipynb #1836cdd3
+BATCH_TEXTS = 1024          # texts whose words go to the family in one call
 
 @patch
-def encode_batch(self: Tokenizer, texts: Sequence[str], add_special_tokens: bool = False, progress: bool = False,
-                 num_workers: int = 1) -> list[Encoding]:
-    "`encode` of each text, in order; the words of `BATCH_TEXTS` texts are split in one call, on `num_workers` cores where the family can."
+def _encode_chunk(self: Tokenizer, texts: list[str], add_special_tokens: bool, num_workers: int) -> Encodings:
+    "`Encodings` of one chunk of texts; a family with a faster way overrides it."
+    return Encodings.from_encodings(self._encode_texts(texts, add_special_tokens, num_workers), self.id_shape)
+
+def _check_texts(texts, num_workers: int) -> list[str]:
+    "`texts` as a list of str, or a `TypeError`; a `ValueError` for a bad `num_workers`."
     if isinstance(texts, str): raise TypeError("encode_batch expects a sequence of str; use encode for one text")
     texts = list(texts)
     if not all(isinstance(t, str) for t in texts):
         raise TypeError(f"encode_batch expects str texts, got a {next(type(t).__name__ for t in texts if not isinstance(t, str))}")
     if not isinstance(num_workers, int) or num_workers < 1: raise ValueError(f"num_workers must be an int >= 1, got {num_workers!r}")
+    return texts
+
+@patch
+def encode_batch(self: Tokenizer, texts: Sequence[str], add_special_tokens: bool = False, progress: bool = False,
+                 num_workers: int = 1) -> Encodings:
+    "`encode` of each text, in order, as columnar `Encodings`; `BATCH_TEXTS` texts at a time, on `num_workers` cores where the family can."
+    texts = _check_texts(texts, num_workers)
     bar = None
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=len(texts), desc=f"encode {self.name}", unit="text")
-    out = []
+    parts = []
     for c in range(0, len(texts), BATCH_TEXTS):
-        chunk = texts[c:c + BATCH_TEXTS]
-        pieces = [list(_pieces(t, add_special_tokens)) for t in chunk]
-        text_seeds, words, seeds = self._text_seeds(len(chunk)), [], []
-        for k, ps in enumerate(pieces):
-            for n, (_, _, piece, is_special) in enumerate(ps):
-                if is_special: continue
-                words.append(piece)
-                if text_seeds is not None: seeds.append((text_seeds[k], n))
-        toks = iter(self._words_tokens(words, seeds if text_seeds is not None else None, num_workers))
-        out += [_assemble(self, t, ps, toks, add_special_tokens) for t, ps in zip(chunk, pieces)]
-        if bar is not None: bar.update(len(chunk))
+        parts.append(self._encode_chunk(texts[c:c + BATCH_TEXTS], add_special_tokens, num_workers))
+        if bar is not None: bar.update(len(parts[-1]))
     if bar is not None: bar.close()
-    return out
+    return Encodings.concat(parts) if parts else Encodings.from_encodings([], self.id_shape)
 
 # %% ../../nbs/core/01_protocol.ipynb #031c9170
 @patch
 def encode_ids_batch(self: Tokenizer, texts: Sequence[str], num_workers: int = 1) -> list:
     "Ids of each text as an int64 array of shape `[tokens, *id_shape]`, no special tokens: what a model reads, without offsets (fast where a family can)."
     import numpy as np
-    return [np.asarray(e.ids, dtype=np.int64).reshape(len(e.ids), *self.id_shape) for e in self.encode_batch(texts, num_workers=num_workers)]
+    batch = self.encode_batch(texts, num_workers=num_workers)
+    return [batch.ids_of(i).reshape(-1, *self.id_shape) for i in range(len(batch))]
 
 # %% ../../nbs/core/01_protocol.ipynb #66129a42
 @patch

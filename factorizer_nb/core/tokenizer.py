@@ -8,9 +8,10 @@ import math, numbers, random
 from bisect import bisect_left, bisect_right
 from pathlib import Path
 from typing import Sequence
+import numpy as np
 from fastcore.basics import patch
 from .data import BOW, EOW, BOW_BYTES, EOW_BYTES, marked_bytes
-from .protocol import Tokenizer, Encoding, SPECIAL_TOKENS, NUM_SPECIAL, WordCache
+from .protocol import Tokenizer, Encoding, Encodings, SPECIAL_TOKENS, NUM_SPECIAL, WordCache, _SPECIAL_RE
 from .vocab import Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword, has_stray_bytes, flat_to_triplet
 from .search import shortest_split, draw64
 from . import fast_search
@@ -166,8 +167,63 @@ def _words_tokens(self: Factorizer, words: list[str], seeds: list[tuple[int, int
     if "_word_cache" not in self.__dict__: self._word_cache = WordCache(self.cache_chars)
     cache = self._word_cache
     todo = [w for w in dict.fromkeys(words) if w not in cache.entries]
-    done = dict(zip(todo, self._split_batch(todo, None, num_workers)))
+    done = dict(zip(todo, self._split_batch(todo, None, num_workers))) if todo else {}      # all cached: no kernel call
     return [cache.get(w, lambda w: done[w] if w in done else self._split_batch([w])[0]) for w in words]
+
+# %% ../../nbs/core/04_tokenizer.ipynb #c6417bf7
+@patch
+def _entry_token(self: Factorizer, entry: int) -> str:
+    "The subword of trie entry `entry` (spelled once, then remembered)."
+    if "_entry_tokens" not in self.__dict__: self._entry_tokens = {}
+    tok = self._entry_tokens.get(entry)
+    if tok is None:
+        t = self.vocab.trie
+        tok = self._entry_tokens[entry] = bytes_subword(t.key_buf[t.key_offs[entry]:t.key_offs[entry + 1]].tobytes())
+    return tok
+
+@patch
+def _row_encodings(self: Factorizer, texts: list[str], add_special_tokens: bool, num_workers: int, text_seeds: list[int] | None) -> Encodings:
+    "`Encodings` of `texts` from `fast_search.encode_rows`; the texts it leaves out through the Python path with the same seeds."
+    rows = fast_search.encode_rows(self.vocab.trie, texts, self.alpha_split, self.sigma_sample, text_seeds, add_special_tokens, num_workers)
+    out = rows.out                                                       # int32 [7, tokens]: r, g, b, start, end, word, entry
+    enc = Encodings(out[:3].T, out[3:5].T, out[5], rows.row_splits, rows.scores, out[6], ["[CLS]", "[SEP]"], self._entry_token)
+    redo = rows.redo | (np.array([_SPECIAL_RE.search(t) is not None for t in texts], bool) if add_special_tokens else False)
+    if not redo.any(): return enc
+    idx = np.flatnonzero(redo).tolist()
+    fixed = self._encode_texts([texts[i] for i in idx], add_special_tokens, 1, None if text_seeds is None else [text_seeds[i] for i in idx])
+    return enc.replace_rows(idx, fixed)
+
+@patch
+def _encode_chunk(self: Factorizer, texts: list[str], add_special_tokens: bool, num_workers: int) -> Encodings:
+    "One chunk of `encode_batch`: whole texts through the compiled kernel (the Python path where the search is not compiled)."
+    if not self.compiled: return Tokenizer._encode_chunk(self, texts, add_special_tokens, num_workers)
+    return self._row_encodings(texts, add_special_tokens, num_workers, self._text_seeds(len(texts)))
+
+@patch
+def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Encoding:
+    "Tokens of `text` (see `Tokenizer.encode`): a cached word at once, anything else through the compiled kernel on this thread."
+    if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch for a list of texts")
+    if not self.compiled: return Tokenizer.encode(self, text, add_special_tokens)
+    cached = not self.samples and not add_special_tokens and self.cache_chars > 0
+    if cached:
+        if "_word_cache" not in self.__dict__: self._word_cache = WordCache(self.cache_chars)
+        hit = self._word_cache.entries.get(text)
+        if hit is not None:
+            self._word_cache.entries.move_to_end(text)
+            return Encoding._trusted([t[1] for t in hit], [t[0] for t in hit], [(t[2], t[3]) for t in hit], [0] * len(hit), [t[4] for t in hit])
+    seeds = self._text_seeds(1)
+    out, scores, redo = fast_search.encode_text(self.vocab.trie, text, self.alpha_split, self.sigma_sample, seeds[0] if seeds else 0,
+                                                add_special_tokens)
+    if redo or (add_special_tokens and _SPECIAL_RE.search(text)): return self._encode_texts([text], add_special_tokens, 1, seeds)[0]
+    r, g, b, starts, ends, word_ids, entries = out.tolist()
+    known = self.__dict__.get("_entry_tokens") or {}
+    tokens = [known.get(e) or (SPECIAL_TOKENS[-e] if e < 0 else self._entry_token(e)) for e in entries]
+    if add_special_tokens: word_ids = [None if w < 0 else w for w in word_ids]
+    enc = Encoding._trusted(list(zip(r, g, b)), tokens, list(zip(starts, ends)), word_ids, scores.tolist())
+    if cached and word_ids and word_ids[-1] == 0 and starts[0] == 0 and ends[-1] == len(text):      # a single word, no space: cache it
+        self._word_cache.get(text, lambda _: tuple(zip(enc.tokens, enc.ids, starts, ends, enc.scores)))
+    return enc
+Factorizer.__call__ = Factorizer.encode
 
 # %% ../../nbs/core/04_tokenizer.ipynb #602ec6cf
 @patch
