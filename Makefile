@@ -72,6 +72,7 @@ medium: setup
 
 sage-paper: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile sage_paper --notebooks nbs/paper/21_sage.ipynb
+	$(MAKE) results-index
 
 # The parser's fuller CPU grid (issue #11): Figures 4 and 6 and the parser ablation for en and gd, Figure 4 for tr, zh and no, then the
 # cross-language table with ASO (3 seeds per side). Each language trains its small-profile VQ-VAE first (runs/<lang>-grid/).

@@ -16,9 +16,9 @@ from ..core.data import atomic_write, project_root
 __all__ = ['PAPER_VALUES', 'INDEX', 'VERDICTS', 'SAGE', 'SAGE_EN', 'SAGE_TR', 'SAGE_OOD', 'BD_EN', 'BD_GUT', 'BD_JA', 'P',
            'NO_GLUE', 'ROWS', 'COLUMNS', 'HEADLINE', 'Outputs', 'mean', 'fmt', 'pct', 'both', 'Ours', 'Row', 'not_run',
            'settings_row', 'fz_fig2', 'fz_fig3', 'fz_fig4', 'fz_fig5', 'fz_fig6', 'fz_fig7', 'fz_fig8', 'fz_table1',
-           'fz_table2', 'fz_table3', 'sage_fig1', 'sage_fig2', 'sage_fig5', 'sage_fig3', 'sage_fig4', 'sage_fig6',
-           'sage_table1', 'sage_table3', 'sage_efficiency', 'bd_fig1', 'bd_fig2', 'bd_fig3', 'bd_table1', 'bd_table2',
-           'bd_table3', 'bd_table5', 'paper_values', 'build_index', 'render_markdown', 'compact_markdown',
+           'fz_table2', 'fz_table3', 'sage_scale', 'sage_fig1', 'sage_fig2', 'sage_fig5', 'sage_fig3', 'sage_fig4',
+           'sage_fig6', 'sage_table1', 'sage_table3', 'sage_efficiency', 'bd_fig1', 'bd_fig2', 'bd_fig3', 'bd_table1',
+           'bd_table2', 'bd_table3', 'bd_table5', 'paper_values', 'build_index', 'render_markdown', 'compact_markdown',
            'index_files', 'write_index', 'index_problems', 'main']
 
 # %% ../../nbs/infra/95_results_index.ipynb #ec999ac3
@@ -44,11 +44,16 @@ class Outputs:
         self.used.append(f)
         return pd.read_csv(f)
 
+    def manifest(self, f: Path) -> dict:
+        "The run manifest beside output `f` ({} if it has none or it cannot be read)."
+        m = f.with_name(f.name[:-len(".csv")] + ".manifest.json")
+        try: return json.loads(m.read_text(encoding="utf-8"))
+        except (OSError, ValueError): return {}
+
     def profile(self, f: Path) -> str:
         "The profile an output was made with: its manifest's settings, else its folder."
-        m = f.with_name(f.name[:-len(".csv")] + ".manifest.json")
-        try: return json.loads(m.read_text(encoding="utf-8"))["settings"]["profile"]
-        except (OSError, ValueError, KeyError, TypeError): return "small" if f.parent.name == "figures" else f.parent.name
+        try: return self.manifest(f)["settings"]["profile"]
+        except (KeyError, TypeError): return "small" if f.parent.name == "figures" else f.parent.name
 
 # %% ../../nbs/infra/95_results_index.ipynb #2c7cc70c
 def mean(v) -> float:
@@ -82,7 +87,7 @@ class Row:
     item: str
     notebook: str                                 # path under nbs/, or "" for none
     ours: Callable[[Outputs], Ours | None]
-    scale: str = ""                               # how our setup differs in size, in words
+    scale: str | Callable[[Outputs], str] = ""    # how our setup differs in size, in words (or read from the outputs the row used)
 
 def not_run(reason: str) -> Callable[[Outputs], Ours]:
     "A row we do not reproduce, with the reason."
@@ -224,6 +229,17 @@ def fz_table3(o):
 # %% ../../nbs/infra/95_results_index.ipynb #6b69f3d4
 SAGE = ("sage_paper", "sage-paper")              # the profile sage_paper writes figures/sage_paper/
 SAGE_EN, SAGE_TR, SAGE_OOD = "en_enwiki", "tr_tr_imst-ud-train", "en_enwiki_ood_en_gutenberg8"
+
+def sage_scale(o) -> str:
+    "Sizes and running text of the SaGe runs behind a row, from their manifests, against the paper's 20,000 → 16,000."
+    out = []
+    for f in dict.fromkeys(o.used):
+        m = o.manifest(f); S = m.get("settings") or {}
+        if "sage_initial_vocab" not in S: continue
+        texts = " + ".join(dict.fromkeys(Path(k.split(":")[-1]).name.split(".")[0] for k in (m.get("data") or {}) if "gutenberg" not in k))
+        sizes = f"{S['sage_initial_vocab']:,} → {S['sage_final_vocab']:,} pieces"
+        out.append(f"{S.get('lang', '?')}: {sizes}{' (as the paper)' if (S['sage_initial_vocab'], S['sage_final_vocab']) == (20000, 16000) else ' (paper 20,000 → 16,000)'} on {texts}")
+    return "; ".join(dict.fromkeys(out))
 
 def _mean_len(d: pd.DataFrame, vocab: str) -> float:
     g = d[d.vocabulary == vocab]
@@ -396,21 +412,21 @@ ROWS = (
     Row("FACTORIZER", "Table 5", "factorizer/11_training.ipynb", settings_row("[DEFAULT] vq_*")),
     Row("FACTORIZER", "Table 6", "downstream/44_lm.ipynb", settings_row("[DEFAULT] lm_*")),
     Row("FACTORIZER", "Table 7", "downstream/42_parser_training.ipynb", settings_row("[DEFAULT] ud_*")),
-    Row("SaGe", "Figure 1", P + "21_sage.ipynb", sage_fig1, "6,000 → 4,000 pieces (paper 20,000 → 16,000)"),
-    Row("SaGe", "Figure 2", P + "21_sage.ipynb", sage_fig2, "gensim's English Wikipedia sample"),
-    Row("SaGe", "Figure 3", P + "21_sage.ipynb", sage_fig3, "Turkish UD IMST text and the English sample"),
-    Row("SaGe", "Figure 4", P + "21_sage.ipynb", sage_fig4, "±5 window"),
-    Row("SaGe", "Figure 5", P + "21_sage.ipynb", sage_fig5, "vocabularies from the Wikipedia sample"),
-    Row("SaGe", "Figure 6", P + "21_sage.ipynb", sage_fig6, "vocabularies from the Wikipedia sample"),
-    Row("SaGe", "Table 1", P + "21_sage.ipynb", sage_table1),
+    Row("SaGe", "Figure 1", P + "21_sage.ipynb", sage_fig1, sage_scale),
+    Row("SaGe", "Figure 2", P + "21_sage.ipynb", sage_fig2, sage_scale),
+    Row("SaGe", "Figure 3", P + "21_sage.ipynb", sage_fig3, sage_scale),
+    Row("SaGe", "Figure 4", P + "21_sage.ipynb", sage_fig4, sage_scale),
+    Row("SaGe", "Figure 5", P + "21_sage.ipynb", sage_fig5, sage_scale),
+    Row("SaGe", "Figure 6", P + "21_sage.ipynb", sage_fig6, sage_scale),
+    Row("SaGe", "Table 1", P + "21_sage.ipynb", sage_table1, sage_scale),
     Row("SaGe", "Table 2", "sage/20_pruning.ipynb", lambda o: Ours("the re-tokenization it pictures is what the exact neighbourhood deltas compute (tested there)", "illustration")),
-    Row("SaGe", "Table 3", P + "21_sage.ipynb", sage_table3),
+    Row("SaGe", "Table 3", P + "21_sage.ipynb", sage_table3, sage_scale),
     Row("SaGe", "Table 4", "", not_run(NO_GLUE + "; no XNLI")),
     Row("SaGe", "Table 5", "", not_run("no NER data offline, and no BERT pretraining")),
     Row("SaGe", "Table 6", "sage/20_pruning.ipynb", settings_row("[DEFAULT] sage_*")),
     Row("SaGe", "Table 7", "", not_run("BERT pretraining hyperparameters: not in `settings.ini`, since the experiments they configure (Tables 4-5) were not run")),
     Row("SaGe", "Table 8", "", not_run("fine-tuning hyperparameters: not in `settings.ini`, since the experiments they configure (Tables 4-5) were not run")),
-    Row("SaGe", "Text (encoding efficiency)", P + "21_sage.ipynb", sage_efficiency, "whole corpora (en 470,387 words)"),
+    Row("SaGe", "Text (encoding efficiency)", P + "21_sage.ipynb", sage_efficiency, sage_scale),
     Row("B&D", "Figure 1", P + "31_bpe_vs_unigram.ipynb", bd_fig1),
     Row("B&D", "Figure 2", P + "31_bpe_vs_unigram.ipynb", bd_fig2, "8,000 pieces (paper 20,000)"),
     Row("B&D", "Figure 3", P + "31_bpe_vs_unigram.ipynb", bd_fig3, "8,000 pieces on UD GSD text (paper: Japanese Wikipedia)"),
@@ -449,7 +465,7 @@ def build_index(root: Path | None = None) -> pd.DataFrame:
         p = pv.loc[(r.paper, r.item)] if (r.paper, r.item) in pv.index else None
         if p is None: raise KeyError(f"{PAPER_VALUES} has no row for {r.paper} {r.item}")
         rows.append(dict(paper=r.paper, item=r.item, paper_value=p["value"], section=p["section"], ours=ours.value,
-                         profile=", ".join(profiles), scale=r.scale, verdict=ours.verdict, note=ours.note,
+                         profile=", ".join(profiles), scale=r.scale(o) if callable(r.scale) else r.scale, verdict=ours.verdict, note=ours.note,
                          notebook=f"nbs/{r.notebook}" if r.notebook else "",
                          outputs=" ".join(_link_target(f).relative_to(root).as_posix() for f in used)))
     missing = set(pv.index) - {(r.paper, r.item) for r in ROWS}
