@@ -12,7 +12,7 @@ from factorizer_nb.core.data import BOW, EOW, load_settings, marked_bytes, ud_se
 from factorizer_nb.core.fast_search import HAVE_NUMBA, split_many
 from factorizer_nb.core.search import shortest_split
 from factorizer_nb.core.tokenizer import Factorizer
-from factorizer_nb.core.vocab import Vocabulary, bytes_subword, escape_bytes, triplet_to_flat
+from factorizer_nb.core.vocab import Vocabulary, byte_complete, bytes_subword, escape_bytes, triplet_to_flat
 from fixtures import needs_data, run_python
 
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed: the tokenizer uses the reference search")
@@ -67,9 +67,7 @@ def test_sampled_splits_match_reference(d, ws, seeds, sigma):
 @lru_cache(maxsize=None)
 def _standin():
     "A byte-complete stand-in vocabulary from wordfreq's English list (the benchmark's)."
-    v = unigram_standin_vocab(word_counts("wordfreq:en", top_n=20000), 4000)
-    extra = [(s, (255, 254 + k // 256, k % 256), -20.0) for k, s in enumerate([BOW, EOW] + [bytes_subword(bytes([b])) for b in range(256)]) if s not in v]
-    return Vocabulary(list(v.items()) + extra)
+    return byte_complete(unigram_standin_vocab(word_counts("wordfreq:en", top_n=20000), 4000))
 
 
 @lru_cache(maxsize=None)

@@ -15,7 +15,7 @@ from factorizer_nb.core.protocol import SPECIAL_TOKENS, CharTokenizer, Encodings
 from factorizer_nb.core.baselines import (HFByteBPE, SentencePieceTokenizer, train_hf_bpe, train_spm_on_text,
                                           unigram_standin_vocab)
 from factorizer_nb.core.tokenizer import Factorizer
-from factorizer_nb.core.vocab import Vocabulary, bytes_subword
+from factorizer_nb.core.vocab import Vocabulary, byte_complete, bytes_subword
 from factorizer_nb.core.data import BOW, EOW
 from factorizer_nb.sage.pruning import SaGeTokenizer, initial_vocabulary
 from factorizer_nb.bpe_vs_unigram.classic import BPE, Unigram, WordPiece
@@ -47,19 +47,12 @@ def _spm_bpe():
     return train_spm_on_text(_wiki(), 700, "bpe", normalization_rule_name="identity", byte_fallback=True)
 
 
-def _byte_complete(vocab: Vocabulary) -> Vocabulary:
-    "The stand-in vocabulary plus both markers and all 256 single bytes (so that every word has a split)."
-    extra = [(s, (255, 255, k), -20.0) for k, s in enumerate([BOW, EOW] + [bytes_subword(bytes([b])) for b in range(256)])
-             if s not in vocab]
-    return Vocabulary(list(vocab.items()) + extra)
-
-
 def _make(name: str) -> Tokenizer:
     if name == "chars": return CharTokenizer()
     if name == "factorizer": return Factorizer(unigram_standin_vocab(list(_counts()), 1200), unk="parts")
-    if name == "factorizer-bytes": return Factorizer(_byte_complete(unigram_standin_vocab(list(_counts()), 1200)))
+    if name == "factorizer-bytes": return Factorizer(byte_complete(unigram_standin_vocab(list(_counts()), 1200)))
     if name == "factorizer-sampling":
-        return Factorizer(_byte_complete(unigram_standin_vocab(list(_counts()), 1200)), sigma_sample=0.02, seed=0)
+        return Factorizer(byte_complete(unigram_standin_vocab(list(_counts()), 1200)), sigma_sample=0.02, seed=0)
     if name == "spm-bpe": return SentencePieceTokenizer(_spm_bpe())
     if name == "spm-bpe-dropout": return SentencePieceTokenizer(_spm_bpe(), alpha=0.1, seed=0)
     if name == "spm-unigram-nfkc": return SentencePieceTokenizer(train_spm_on_text(_wiki(), 700, "unigram"))

@@ -170,11 +170,11 @@ def _words_tokens(self: Factorizer, words: list[str], seeds: list[tuple[int, int
     done = dict(zip(todo, self._split_batch(todo, None, num_workers))) if todo else {}      # all cached: no kernel call
     return [cache.get(w, lambda w: done[w] if w in done else self._split_batch([w])[0]) for w in words]
 
-# %% ../../nbs/core/04_tokenizer.ipynb #c6417bf7
+# %% ../../nbs/core/04_tokenizer.ipynb #b3c09014
 @patch
 def _entry_token(self: Factorizer, entry: int) -> str:
     "The subword of trie entry `entry` (spelled once, then remembered)."
-    if "_entry_tokens" not in self.__dict__: self._entry_tokens = {}
+    if "_entry_tokens" not in self.__dict__: self._entry_tokens = {-1: "[CLS]", -2: "[SEP]"}     # the kernel's special entries
     tok = self._entry_tokens.get(entry)
     if tok is None:
         t = self.vocab.trie
@@ -211,13 +211,13 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
         if hit is not None:
             self._word_cache.entries.move_to_end(text)
             return Encoding._trusted([t[1] for t in hit], [t[0] for t in hit], [(t[2], t[3]) for t in hit], [0] * len(hit), [t[4] for t in hit])
-    seeds = self._text_seeds(1)
+    seeds = [self.rng.getrandbits(64)] if self.samples else None
     out, scores, redo = fast_search.encode_text(self.vocab.trie, text, self.alpha_split, self.sigma_sample, seeds[0] if seeds else 0,
                                                 add_special_tokens)
     if redo or (add_special_tokens and _SPECIAL_RE.search(text)): return self._encode_texts([text], add_special_tokens, 1, seeds)[0]
     r, g, b, starts, ends, word_ids, entries = out.tolist()
-    known = self.__dict__.get("_entry_tokens") or {}
-    tokens = [known.get(e) or (SPECIAL_TOKENS[-e] if e < 0 else self._entry_token(e)) for e in entries]
+    try: tokens = list(map(self._entry_tokens.__getitem__, entries))            # every token spelled before: no Python loop
+    except (KeyError, AttributeError): tokens = [self._entry_token(e) for e in entries]
     if add_special_tokens: word_ids = [None if w < 0 else w for w in word_ids]
     enc = Encoding._trusted(list(zip(r, g, b)), tokens, list(zip(starts, ends)), word_ids, scores.tolist())
     if cached and word_ids and word_ids[-1] == 0 and starts[0] == 0 and ends[-1] == len(text):      # a single word, no space: cache it

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Iterable, Iterator
 import dawg
 from fastcore.basics import patch
-from .data import atomic_write
+from .data import BOW, EOW, atomic_write
 
 # %% auto #0
 __all__ = ['NUM_CODEBOOKS', 'CODEBOOK_SIZE', 'FORMAT_MAGIC', 'FORMAT_VERSION', 'RECORD_FORMAT', 'AUTHORS_RECORD_FORMAT',
            'PAYLOAD_SEPARATOR', 'NUL_KEY', 'DAWG_UNIT_BYTES', 'escape_bytes', 'unescape_key', 'subword_bytes',
            'bytes_subword', 'has_stray_bytes', 'display_subword', 'triplet_to_flat', 'flat_to_triplet', 'Vocabulary',
-           'VocabularyFormatError', 'write_authors_dawg']
+           'byte_complete', 'VocabularyFormatError', 'write_authors_dawg']
 
 # %% ../../nbs/core/02_vocab.ipynb #19e88124
 NUM_CODEBOOKS, CODEBOOK_SIZE = 3, 256
@@ -141,6 +141,14 @@ def __setstate__(self: Vocabulary, state: dict):
     d = dawg.RecordDAWG(RECORD_FORMAT, payload_separator=PAYLOAD_SEPARATOR).frombytes(state["dawg"])
     self._attach(d, state["meta"], state["size"], state["max_len"], state["max_logp"])
     self._trie = state["trie"]
+
+# %% ../../nbs/core/02_vocab.ipynb #cabfba91
+def byte_complete(vocab: Vocabulary, logp: float = -20.0) -> Vocabulary:
+    "`vocab` plus both word marks and each single byte it lacks, at log p `logp` and triplets it does not use (counting down from the last)."
+    used = {t for _, t, _ in vocab.items()}
+    free = (t for f in range(CODEBOOK_SIZE ** NUM_CODEBOOKS - 1, -1, -1) if (t := flat_to_triplet(f)) not in used)
+    missing = [s for s in [BOW, EOW] + [bytes_subword(bytes([b])) for b in range(256)] if s not in vocab]
+    return Vocabulary(list(vocab.items()) + [(s, next(free), logp) for s in missing])
 
 # %% ../../nbs/core/02_vocab.ipynb #fc84e4fa
 class VocabularyFormatError(ValueError):
