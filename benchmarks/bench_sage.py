@@ -11,6 +11,13 @@ never in the project's environment. Every run of it gets a clean directory (it c
 
     python benchmarks/bench_sage.py                    # everything, 2 repeats
     python benchmarks/bench_sage.py --skip-theirs      # ours only
+
+At the paper's sizes (`--scale paper`: 20,000 -> 16,000, Table 6, on the sage_paper profile's English Wikipedia text, 879,080
+words) ours runs the paper's Algorithm 3 in full (wall time and peak memory), then both implementations run the first
+`--rounds` rounds of the public implementation's schedule (every token rescored each round, embeddings every 4 rounds):
+sage-tokenizer would need hours for all 40 rounds, so the ratio is over that fixed number of rounds.
+
+    python benchmarks/bench_sage.py --scale paper --runs 1 --rounds 4
 """
 from __future__ import annotations
 import argparse, json, os, re, shutil, subprocess, sys, threading, time
@@ -25,7 +32,7 @@ from factorizer_nb.core.data import text_lines                                  
 from factorizer_nb.sage.pruning import Corpus, SaGe, Segmentation, PairScores, initial_vocabulary, read_vocabulary, \
     run_sage, skipgram_tables, train_skipgram                                  # noqa: E402
 
-INITIAL, FINAL, K, EVERY = 6000, 4000, 100, 4
+INITIAL, FINAL, K, EVERY = 6000, 4000, 100, 4         # the small scale; --scale paper: 20,000 -> 16,000 (Table 6)
 
 # our configurations: name -> (unit, SaGe keyword arguments)
 OURS = {
@@ -69,21 +76,21 @@ def their_venv(path: Path) -> Path:
     return py
 
 
-THEIR_SCRIPT = f"""
+THEIR_SCRIPT = """
 from sage_tokenizer.SaGeVocabBuilder import SaGeVocabBuilder
-b = SaGeVocabBuilder(full_vocab_schedule=list(range({INITIAL}, {FINAL - 1}, -{K})),
-                     embeddings_schedule=list(range({INITIAL}, {FINAL}, -{K * EVERY})), max_len=16,
-                     workers_number={{workers}}, word2vec_d=50, word2vec_n=15, word2vec_window_size=5)
+b = SaGeVocabBuilder(full_vocab_schedule=list(range({initial}, {final} - 1, -{k})),
+                     embeddings_schedule=list(range({initial}, {final}, -{k} * {every})), max_len=16,
+                     workers_number={workers}, word2vec_d=50, word2vec_n=15, word2vec_window_size=5)
 b.build_vocab("bench", "corpus.txt", "initial.hex", partial_corpus_line_number=1000)
 """
 
 
-def run_ours(name: str, work: Path, workers: int):
-    "Child process: one of our configurations (so that its memory is measured alone)."
+def run_ours(name: str, work: Path, workers: int, final: int):
+    "Child process: one of our configurations down to `final` tokens (so that its memory is measured alone)."
     unit, kw = OURS[name]
     lines = (work.parent / "corpus.txt").read_text(encoding="utf-8").splitlines()
     pieces = read_vocabulary(work.parent / f"initial_{unit}.txt", unit)
-    run_sage(SaGe(Corpus.from_lines(lines, unit), pieces, FINAL, k=K, w2v_workers=workers, seed=0, **kw), work, progress=False)
+    run_sage(SaGe(Corpus.from_lines(lines, unit), pieces, final, k=K, w2v_workers=workers, seed=0, **kw), work, progress=False)
 
 
 def objective(lines, pieces, unit, window, shared_vectors, seed=12345) -> dict:
@@ -102,10 +109,14 @@ def main():
     ap.add_argument("--their-venv", type=Path, default=ROOT / ".bench-venv-sage")
     ap.add_argument("--skip-theirs", action="store_true")
     ap.add_argument("--ours", nargs="*", default=list(OURS))
+    ap.add_argument("--scale", choices=["small", "paper"], default="small")
+    ap.add_argument("--rounds", type=int, default=4, help="--scale paper: rounds of the public schedule both implementations run")
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--final", type=int, default=FINAL, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        return run_ours(a.child, Path.cwd(), a.workers)
+        return run_ours(a.child, Path.cwd(), a.workers, a.final)
+    if a.scale == "paper": return paper_scale(a)
 
     a.out.mkdir(parents=True, exist_ok=True)
     lines = list(text_lines("gensim:enwiki"))
@@ -124,7 +135,7 @@ def main():
             d = a.out / f"ours_{name}_{r}"
             shutil.rmtree(d, ignore_errors=True); d.mkdir()
             env = dict(os.environ, PYTHONPATH=str(ROOT))
-            m = measure([sys.executable, str(Path(__file__).resolve()), "--child", name, "--workers", str(a.workers)], d, env)
+            m = measure([sys.executable, str(Path(__file__).resolve()), "--child", name, "--workers", str(a.workers), "--final", str(FINAL)], d, env)
             unit = OURS[name][0]
             finals[f"ours_{name}_{r}"] = (unit, read_vocabulary(d / "vocab.txt", unit))
             w2v = float(pd.read_csv(d / "steps.tsv", sep="\t").embed_seconds.sum())
@@ -136,7 +147,7 @@ def main():
             d = a.out / f"theirs_{r}"
             shutil.rmtree(d, ignore_errors=True); d.mkdir()
             shutil.copy(a.out / "corpus.txt", d / "corpus.txt"); shutil.copy(a.out / "initial_byte.txt", d / "initial.hex")
-            (d / "run.py").write_text(THEIR_SCRIPT.format(workers=a.workers))
+            (d / "run.py").write_text(THEIR_SCRIPT.format(initial=INITIAL, final=FINAL, k=K, every=EVERY, workers=a.workers))
             m = measure([str(py), "run.py"], d)
             finals[f"theirs_{r}"] = ("byte", read_vocabulary(d / "results" / "bench" / "sage_vocabs" / f"active_vocab_{FINAL}.vocab", "byte"))
             log_text = "".join(f.read_text() for f in (d / "logs").glob("*.log"))
@@ -165,6 +176,45 @@ def main():
         print(f"overlap ours_compat_1 vs ours_compat_0: {len(set(finals['ours_compat_1'][1]) & set(finals['ours_compat_0'][1]))} of {FINAL}")
     (a.out / "results.json").write_text(json.dumps(results, indent=1))
     print(pd.DataFrame(results).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+
+
+def paper_scale(a):
+    "Table 6's sizes: our full Algorithm 3 run (wall time, peak memory), then the first `a.rounds` rounds of the public schedule by both."
+    from factorizer_nb.core.data import load_settings
+    S = load_settings("en", "sage_paper")
+    initial, final = S["sage_initial_vocab"], S["sage_final_vocab"]
+    out = a.out.with_name(a.out.name + "_paper"); out.mkdir(parents=True, exist_ok=True)
+    lines = [l for src in S[S["sage_text"]].split() for l in text_lines(src)]
+    (out / "corpus.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for unit in ("byte", "char"):
+        init = initial_vocabulary(lines, initial, unit=unit)
+        (out / f"initial_{unit}.txt").write_text("".join((p.hex() if unit == "byte" else p) + "\n" for p in init), encoding="utf-8")
+    words = sum(len(l.split()) for l in lines)
+    print(f"corpus: {len(lines):,} lines, {words:,} words ({S[S['sage_text']]}); {initial:,} -> {final:,}, k={K}; {a.workers} workers", flush=True)
+    env, me = dict(os.environ, PYTHONPATH=str(ROOT)), str(Path(__file__).resolve())
+    rows, cut = [], initial - a.rounds * K
+    for r in range(a.runs):
+        d = out / f"ours_paper_full_{r}"; shutil.rmtree(d, ignore_errors=True); d.mkdir()
+        rows.append(dict(impl="ours (paper: Algorithm 3, M=1,500, m=10, l=4, ±5)", rounds=(initial - final) // K, run=r,
+                         **measure([sys.executable, me, "--child", "paper", "--workers", str(a.workers), "--final", str(final)], d, env)))
+        print(rows[-1], flush=True)
+        d = out / f"ours_compat_{r}"; shutil.rmtree(d, ignore_errors=True); d.mkdir()
+        rows.append(dict(impl="ours (compat: the public schedule and loss)", rounds=a.rounds, run=r,
+                         **measure([sys.executable, me, "--child", "compat", "--workers", str(a.workers), "--final", str(cut)], d, env)))
+        print(rows[-1], flush=True)
+        if not a.skip_theirs:
+            py = their_venv(a.their_venv)
+            d = out / f"theirs_{r}"; shutil.rmtree(d, ignore_errors=True); d.mkdir()
+            shutil.copy(out / "corpus.txt", d / "corpus.txt"); shutil.copy(out / "initial_byte.txt", d / "initial.hex")
+            (d / "run.py").write_text(THEIR_SCRIPT.format(initial=initial, final=cut, k=K, every=EVERY, workers=a.workers))
+            rows.append(dict(impl="sage-tokenizer 2.0", rounds=a.rounds, run=r, **measure([str(py), "run.py"], d)))
+            print(rows[-1], flush=True)
+    df = pd.DataFrame(rows)
+    theirs = df[df.impl == "sage-tokenizer 2.0"].seconds.mean() if not a.skip_theirs else np.nan
+    df["seconds_per_round"] = df.seconds / df.rounds
+    df["speedup_vs_theirs_per_round"] = (theirs / a.rounds) / df.seconds_per_round
+    (out / "results.json").write_text(df.to_json(orient="records", indent=1))
+    print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
 
 
 if __name__ == "__main__":

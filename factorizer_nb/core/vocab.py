@@ -142,7 +142,7 @@ def __setstate__(self: Vocabulary, state: dict):
     self._attach(d, state["meta"], state["size"], state["max_len"], state["max_logp"])
     self._trie = state["trie"]
 
-# %% ../../nbs/core/02_vocab.ipynb #cabfba91
+# %% ../../nbs/core/02_vocab.ipynb #3891a341
 def byte_complete(vocab: Vocabulary, logp: float = -20.0) -> Vocabulary:
     "`vocab` plus both word marks and each single byte it lacks, at log p `logp` and triplets it does not use (counting down from the last)."
     used = {t for _, t, _ in vocab.items()}
@@ -150,7 +150,7 @@ def byte_complete(vocab: Vocabulary, logp: float = -20.0) -> Vocabulary:
     missing = [s for s in [BOW, EOW] + [bytes_subword(bytes([b])) for b in range(256)] if s not in vocab]
     return Vocabulary(list(vocab.items()) + [(s, next(free), logp) for s in missing])
 
-# %% ../../nbs/core/02_vocab.ipynb #fc84e4fa
+# %% ../../nbs/core/02_vocab.ipynb #92e5e52d
 class VocabularyFormatError(ValueError):
     "A file that is neither a factorizer-nb vocabulary nor an authors' `fBBB` DAWG, or one that is corrupt."
 
@@ -164,6 +164,7 @@ def save(self: Vocabulary, path: str | Path, meta: dict | None = None) -> Path:
                   meta=self.meta if meta is None else meta)
     return atomic_write(Path(path), lambda t: t.write_bytes(FORMAT_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n" + body))
 
+# %% ../../nbs/core/02_vocab.ipynb #4011890b
 def _check_layout(body: bytes, path) -> None:
     "A dawgdic body is `[n][n 4-byte units][m][m 2-byte guide units]` with m = n; check the sizes before dawg allocates them."
     if len(body) < 8: raise VocabularyFormatError(f"{path}: not a valid DAWG: too short ({len(body)} bytes)")
@@ -183,6 +184,7 @@ def _records(d, path, body_bytes: int, remember: bool = True):
         count += 1
         yield k, rec
 
+# %% ../../nbs/core/02_vocab.ipynb #fae841d7
 # Run by `_isolated_records` in a child process: parse the DAWG from stdin, bounded as in `_records`, and pickle its records to stdout.
 _CHILD_READER = """
 import pickle, sys, dawg
@@ -212,6 +214,7 @@ def _isolated_records(body: bytes, fmt: str, path, timeout_s: float | None = Non
         raise VocabularyFormatError(f"{path}: corrupt DAWG ({why})")
     return pickle.loads(r.stdout)                            # written by our own child process above
 
+# %% ../../nbs/core/02_vocab.ipynb #928fbe7d
 def _around_dawg(d, meta: dict, path, body_bytes: int) -> Vocabulary:
     "A vocabulary around a DAWG from a checksum-verified file, its records checked in one bounded pass; repeated keys are merged by a rebuild."
     size, max_len, max_logp, prev, repeated = 0, 0, -math.inf, None, False
@@ -230,6 +233,7 @@ def _from_records(records, meta: dict, path) -> Vocabulary:
     except Exception as e: raise VocabularyFormatError(f"{path}: the DAWG's records cannot be read as (score, r, g, b): {e}") from e
     return Vocabulary(items, meta)
 
+# %% ../../nbs/core/02_vocab.ipynb #a69f2d2f
 def _read_header(data: bytes, path) -> tuple[dict, bytes]:
     "Our header and the DAWG body, checked against the header's sha256 before anything parses the body."
     nl = data.find(b"\n", len(FORMAT_MAGIC))
@@ -245,6 +249,7 @@ def _read_header(data: bytes, path) -> tuple[dict, bytes]:
         raise VocabularyFormatError(f"{path}: unknown record format {header.get('record_format')!r}")
     return header, body
 
+# %% ../../nbs/core/02_vocab.ipynb #8d6686fc
 @patch(cls_method=True)
 def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
     "Read a vocabulary in the factorizer-nb format (checksum verified) or the authors' released `fBBB` DAWG (parsed in a child process, bounded by its size)."

@@ -321,11 +321,36 @@ def mlm_loss(model: MaskedLM, rows: torch.Tensor, tokenizer: Tokenizer, mask_p: 
     lp = model.target_log_probs(h[chosen], rows[chosen])                         # [N]
     return -lp.sum() / max(1, len(lp)), len(lp)
 
-# %% ../../nbs/downstream/44_lm.ipynb #d7bf7f0e
+# %% ../../nbs/downstream/44_lm.ipynb #7713be99
 def _world() -> tuple[int, int]:
     "(rank, number of processes): (0, 1) without torch.distributed."
     return (dist.get_rank(), dist.get_world_size()) if dist.is_available() and dist.is_initialized() else (0, 1)
 
+# %% ../../nbs/downstream/44_lm.ipynb #3684bb1d
+def _resume(ck_path: Path, fp: str, model, opt, sched, device) -> tuple[int, int, int, list]:
+    "(step, epoch, batch in epoch, log rows) of the checkpoint at `ck_path`, loaded into model, optimizer and schedule; zeros without one."
+    if not ck_path.exists(): return 0, 0, 0, []
+    ck = torch.load(ck_path, map_location=device, weights_only=False)
+    _refuse_other_run(ck_path, ck.get("fingerprint"), fp)
+    model.load_state_dict(ck["model"]); opt.load_state_dict(ck["optimizer"]); sched.load_state_dict(ck["scheduler"])
+    return ck["step"], ck["epoch"], ck["k"], ck["log"]
+
+def _accumulate(net, tokenizer, data, batch, t, step: int, rank: int, accum: int, world: int, device, autocast) -> tuple[torch.Tensor, int]:
+    "Forward and backward over this process's `accum` micro-batches of one step: ([loss·tokens, tokens] summed over processes, real tokens here)."
+    total, n_tok = torch.zeros(2, device=device), 0
+    for m in range(accum):
+        micro = rank * accum + m                                                            # global micro-batch index
+        rows = data[batch[micro * t.micro_batch:(micro + 1) * t.micro_batch]]                  # on the CPU: mlm_loss moves it
+        sync = nullcontext() if (m == accum - 1 or world == 1) else net.no_sync()
+        with sync:
+            with autocast: loss, n = net(rows, tokenizer, t.mask_p, _step_rng(t.seed, step, micro))
+            if not torch.isfinite(loss): raise FloatingPointError(f"non-finite loss at step {step + 1}; lower the learning rate")
+            (loss / accum).backward()
+        total += torch.stack([loss.detach().float() * n, torch.tensor(float(n), device=device)]); n_tok += int(pad_mask(rows, tokenizer.special_id("[PAD]")).sum())
+    if world > 1: dist.all_reduce(total)
+    return total, n_tok
+
+# %% ../../nbs/downstream/44_lm.ipynb #edd7ab14
 def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *, config: LMConfig = LMConfig(),
              training: LMTraining = LMTraining(), device: str | torch.device = "cpu", progress: bool = True,
              cache_dir: str | Path | None = None, stop_after: int | None = None) -> Path:
@@ -340,12 +365,7 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
     net = nn.parallel.DistributedDataParallel(model) if world > 1 else model
     opt = make_optimizer(model, t)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, t.steps, t.warmup_steps, t.lr_initial, t.lr_final))
-    step, epoch, k, rows_log = 0, 0, 0, []
-    if (ck_path := out / CHECKPOINT).exists():
-        ck = torch.load(ck_path, map_location=device, weights_only=False)
-        _refuse_other_run(ck_path, ck.get("fingerprint"), fp)
-        model.load_state_dict(ck["model"]); opt.load_state_dict(ck["optimizer"]); sched.load_state_dict(ck["scheduler"])
-        step, epoch, k, rows_log = ck["step"], ck["epoch"], ck["k"], ck["log"]
+    step, epoch, k, rows_log = _resume(out / CHECKPOINT, fp, model, opt, sched, device)
     if rank == 0: _write_log(out / LOG, rows_log, LOG_COLUMNS)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else nullcontext()
     data, data_epoch = None, None
@@ -360,17 +380,7 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
         batch = order[(k * t.batch_size + torch.arange(t.batch_size)) % len(data)]                 # [batch_size] row indices
         torch.manual_seed(t.seed * 1_000_003 + step * 1_009 + rank)                              # dropout of this step
         model.train(); opt.zero_grad(set_to_none=True)
-        total, n_tok = torch.zeros(2, device=device), 0
-        for m in range(accum):
-            micro = rank * accum + m                                                            # global micro-batch index
-            rows = data[batch[micro * t.micro_batch:(micro + 1) * t.micro_batch]]                  # on the CPU: mlm_loss moves it
-            sync = nullcontext() if (m == accum - 1 or world == 1) else net.no_sync()
-            with sync:
-                with autocast: loss, n = net(rows, tokenizer, t.mask_p, _step_rng(t.seed, step, micro))
-                if not torch.isfinite(loss): raise FloatingPointError(f"non-finite loss at step {step + 1}; lower the learning rate")
-                (loss / accum).backward()
-            total += torch.stack([loss.detach().float() * n, torch.tensor(float(n), device=device)]); n_tok += int(pad_mask(rows, tokenizer.special_id("[PAD]")).sum())
-        if world > 1: dist.all_reduce(total)
+        total, n_tok = _accumulate(net, tokenizer, data, batch, t, step, rank, accum, world, device, autocast)
         torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
         opt.step(); sched.step()
         step, k, tokens_seen = step + 1, k + 1, tokens_seen + n_tok * world
@@ -486,7 +496,7 @@ def finetune_training(s: dict, seed: int | None = None):
     from factorizer_nb.downstream.parser_training import ParserTraining
     return ParserTraining.from_settings({**s, **{f"ud_{k[3:]}": v for k, v in s.items() if k.startswith("ft_")}}, seed)
 
-# %% ../../nbs/downstream/44_lm.ipynb #853a866e
+# %% ../../nbs/downstream/44_lm.ipynb #e6ac23bc
 @dataclass
 class LMSpec:
     "One pretrained model of an experiment."
@@ -519,6 +529,7 @@ class LMSpecsConfig:
         return cls(int(S["lm_bpe_size"]), float(S["alpha_split"]), int(S["lm_extra_layers"]), float(S["bpe_dropout"]), float(S["sigma_sample"]),
                    int(S["seed"]), int(S["lm_max_paragraphs"]), SaGePointConfig.from_settings(S))
 
+# %% ../../nbs/downstream/44_lm.ipynb #8c08fc3b
 def lm_specs(c: LMSpecsConfig, vocab_file: str | Path, counts, work: str | Path, names: Sequence[str] | None = None) -> list[LMSpec]:
     "The models `names` (default: all) of the LM experiments, their tokenizers trained or loaded under `work`."
     from factorizer_nb.core.tokenizer import Factorizer
