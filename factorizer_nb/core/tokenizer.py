@@ -321,6 +321,11 @@ def lossless(self: Factorizer) -> bool:
     needed = [BOW, EOW] + [bytes_subword(bytes([b])) for b in range(256)]
     return all(s in self.vocab for s in needed)
 
+@patch
+def emitted_ids(self: Factorizer) -> np.ndarray:
+    "The vocabulary's triplets and `[UNK]`'s, [S, 3]: the only triplets a text can get, out of the 256³ a model's three softmaxes cover."
+    return np.concatenate([np.stack(flat_to_triplet(self.vocab.trie.flat.astype(np.int64)), 1), np.array([UNK_ID], np.int64)])
+
 # %% ../../nbs/core/04_tokenizer.ipynb #153a72ce
 @patch
 def token_text(self: Factorizer, token: str) -> str | None:

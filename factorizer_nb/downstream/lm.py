@@ -23,12 +23,12 @@ from .parser_training import lr_factor, tokenizer_sha256, _refuse_other_run, _wr
 from .tokenizer_points import spm_bpe, unigram_point, sage_point, SaGePointConfig
 
 # %% auto #0
-__all__ = ['PAD_BIAS', 'SPAN_P', 'SPAN_MAX', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'LMConfig',
-           'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt', 'paragraphs',
-           'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining', 'make_optimizer',
-           'packed_rows', 'lm_fingerprint', 'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity', 'LMParser',
-           'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args',
-           'pretrain_command', 'pretrain']
+__all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS',
+           'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt',
+           'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining',
+           'make_optimizer', 'packed_rows', 'lm_fingerprint', 'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity',
+           'LMParser', 'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main',
+           'pretrain_args', 'pretrain_command', 'pretrain']
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -147,6 +147,25 @@ MaskedLM.hidden_states, MaskedLM.target_log_probs = _hidden_states, _target_log_
 def num_parameters(model: nn.Module) -> int:
     "Trainable parameters (tied tables counted once)."
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+# %% ../../nbs/downstream/44_lm.ipynb #14e6c75f
+SUPPORT_CHUNK = 16384          # triplets per step of the normaliser's log-sum-exp ([positions, chunk] floats at a time)
+
+def _exact_target_log_probs(self: MaskedLM, h: torch.Tensor, targets: torch.Tensor, support: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    "(exact, bound) log p(target | h) per position [N]: the bound is `target_log_probs`; exact renormalizes over `support` [S, *id_shape] (None: they agree)."
+    z = self.transform(h)                                                        # [N, D]
+    logp = [F.log_softmax((z @ table.weight.T + self.out_bias[k]).float(), dim=-1) for k, table in enumerate(self.tables)]   # each [N, rows]
+    tgt = targets.reshape(len(targets), -1)                                      # [N, 1 or 3]
+    bound = sum(lp.gather(1, tgt[:, k:k + 1])[:, 0] for k, lp in enumerate(logp))
+    if support is None or not self.id_shape: return bound, bound
+    sup = support.reshape(len(support), -1).to(h.device)                        # [S, 3]
+    log_z = torch.full_like(bound, -math.inf)
+    for c in range(0, len(sup), SUPPORT_CHUNK):
+        s = sup[c:c + SUPPORT_CHUNK]
+        log_z = torch.logaddexp(log_z, torch.logsumexp(sum(lp[:, s[:, k]] for k, lp in enumerate(logp)), dim=1))   # [N]
+    return bound - log_z, bound
+
+MaskedLM.exact_target_log_probs = _exact_target_log_probs
 
 # %% ../../nbs/downstream/44_lm.ipynb #7c03376a
 SPAN_P, SPAN_MAX = 0.2, 10              # SpanBERT's geometric span lengths
@@ -321,12 +340,12 @@ def mlm_loss(model: MaskedLM, rows: torch.Tensor, tokenizer: Tokenizer, mask_p: 
     lp = model.target_log_probs(h[chosen], rows[chosen])                         # [N]
     return -lp.sum() / max(1, len(lp)), len(lp)
 
-# %% ../../nbs/downstream/44_lm.ipynb #7713be99
+# %% ../../nbs/downstream/44_lm.ipynb #428c38ce
 def _world() -> tuple[int, int]:
     "(rank, number of processes): (0, 1) without torch.distributed."
     return (dist.get_rank(), dist.get_world_size()) if dist.is_available() and dist.is_initialized() else (0, 1)
 
-# %% ../../nbs/downstream/44_lm.ipynb #3684bb1d
+# %% ../../nbs/downstream/44_lm.ipynb #0837f4a3
 def _resume(ck_path: Path, fp: str, model, opt, sched, device) -> tuple[int, int, int, list]:
     "(step, epoch, batch in epoch, log rows) of the checkpoint at `ck_path`, loaded into model, optimizer and schedule; zeros without one."
     if not ck_path.exists(): return 0, 0, 0, []
@@ -350,7 +369,7 @@ def _accumulate(net, tokenizer, data, batch, t, step: int, rank: int, accum: int
     if world > 1: dist.all_reduce(total)
     return total, n_tok
 
-# %% ../../nbs/downstream/44_lm.ipynb #edd7ab14
+# %% ../../nbs/downstream/44_lm.ipynb #c8c88b17
 def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *, config: LMConfig = LMConfig(),
              training: LMTraining = LMTraining(), device: str | torch.device = "cpu", progress: bool = True,
              cache_dir: str | Path | None = None, stop_after: int | None = None) -> Path:
@@ -436,12 +455,13 @@ def _word_chunks(tokenizer: Tokenizer, texts: Sequence[str], limit: int) -> tupl
 @torch.no_grad()
 def pseudo_perplexity(model: MaskedLM, tokenizer: Tokenizer, texts: Sequence[str], *, seq_len: int = 128, groups: int = 7,
                       batch_size: int = 32, seed: int = 0) -> dict[str, float]:
-    "Per-word and per-subword pseudo-perplexity of `texts`: each word's subwords masked together, in `groups` passes."
+    "Per-word and per-subword pseudo-perplexity of `texts`, exact and (`*_bound`) from the unnormalized head: each word's subwords masked together, in `groups` passes."
     device, was = next(model.parameters()).device, model.training
     model.eval()
     chunks, skipped = _word_chunks(tokenizer, texts, seq_len - 1)
     cls, pad, mask_id = (torch.tensor(tokenizer.special_id(t), dtype=torch.long) for t in ("[CLS]", "[PAD]", "[MASK]"))
-    rng, total, n_words, n_sub = np.random.default_rng(seed), 0.0, 0, 0
+    support = None if (e := tokenizer.emitted_ids()) is None else torch.as_tensor(e, dtype=torch.long)
+    rng, total, total_bound, n_words, n_sub = np.random.default_rng(seed), 0.0, 0.0, 0, 0
     try:
         for k in range(0, len(chunks), batch_size):
             part = chunks[k:k + batch_size]
@@ -461,10 +481,13 @@ def pseudo_perplexity(model: MaskedLM, tokenizer: Tokenizer, texts: Sequence[str
                 expand = chosen.view(*chosen.shape, *([1] * (rows.dim() - 2)))
                 inputs = torch.where(expand, mask_id.to(device), rows)
                 h = model.hidden_states(inputs, valid)[-1]
-                total += model.target_log_probs(h[chosen], rows[chosen]).double().sum().item()
+                exact, bound = model.exact_target_log_probs(h[chosen], rows[chosen], support)
+                total, total_bound = total + exact.double().sum().item(), total_bound + bound.double().sum().item()
     finally: model.train(was)
-    return dict(words=n_words, subwords=n_sub, skipped_words=skipped, log_prob=total, subwords_per_word=n_sub / max(n_words, 1),
-                ppl_word=math.exp(-total / max(n_words, 1)), ppl_subword=math.exp(-total / max(n_sub, 1)))
+    w, n = max(n_words, 1), max(n_sub, 1)
+    return dict(words=n_words, subwords=n_sub, skipped_words=skipped, log_prob=total, subwords_per_word=n_sub / w,
+                ppl_word=math.exp(-total / w), ppl_subword=math.exp(-total / n),
+                log_prob_bound=total_bound, ppl_word_bound=math.exp(-total_bound / w), ppl_subword_bound=math.exp(-total_bound / n))
 
 # %% ../../nbs/downstream/44_lm.ipynb #2379ebda
 class LMParser(Parser):
@@ -496,7 +519,7 @@ def finetune_training(s: dict, seed: int | None = None):
     from factorizer_nb.downstream.parser_training import ParserTraining
     return ParserTraining.from_settings({**s, **{f"ud_{k[3:]}": v for k, v in s.items() if k.startswith("ft_")}}, seed)
 
-# %% ../../nbs/downstream/44_lm.ipynb #e6ac23bc
+# %% ../../nbs/downstream/44_lm.ipynb #885d2305
 @dataclass
 class LMSpec:
     "One pretrained model of an experiment."
@@ -529,7 +552,7 @@ class LMSpecsConfig:
         return cls(int(S["lm_bpe_size"]), float(S["alpha_split"]), int(S["lm_extra_layers"]), float(S["bpe_dropout"]), float(S["sigma_sample"]),
                    int(S["seed"]), int(S["lm_max_paragraphs"]), SaGePointConfig.from_settings(S))
 
-# %% ../../nbs/downstream/44_lm.ipynb #8c08fc3b
+# %% ../../nbs/downstream/44_lm.ipynb #1a2cc6ad
 def lm_specs(c: LMSpecsConfig, vocab_file: str | Path, counts, work: str | Path, names: Sequence[str] | None = None) -> list[LMSpec]:
     "The models `names` (default: all) of the LM experiments, their tokenizers trained or loaded under `work`."
     from factorizer_nb.core.tokenizer import Factorizer
