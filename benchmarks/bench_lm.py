@@ -1,12 +1,13 @@
 """Masked-LM pretraining throughput per tokenizer on this machine, as ratios to sentencepiece BPE measured in the same run:
 - subword tokens/s and words/s of full training steps (span masking, forward, backward, optimizer step) on a profile's model,
   so FACTORIZER's three-way output head (3 x 261 classes) stands against BPE's softmax over its whole vocabulary;
-- peak resident memory of each run (a fresh process per tokenizer);
+- peak resident memory of each run (a fresh process per tokenizer and autocast mode);
+- bf16 autocast (fp32 master weights; the CPU's AVX-512 BF16 where it has it) against fp32, per model, in the same run;
 - the paper profile's step (Table 6: 15 x 768, 32,768 x 128 tokens): an ESTIMATE from the FLOPs this machine reached, not a measurement.
 FACTORIZER uses `runs/en/vocab.dawg` when `make reproduce` has made it, else a unigram stand-in vocabulary (placeholder triplets: the
 same output head and search, not the same quality).
 
-    python benchmarks/bench_lm.py [--profile small] [--steps 6] [--size 8000]
+    python benchmarks/bench_lm.py [--profile small] [--steps 6] [--size 8000] [--autocast off bf16]
 """
 import argparse, json, resource, subprocess, sys, time
 from pathlib import Path
@@ -23,14 +24,14 @@ def flops_per_token(layers: int, hidden: int, ff: int, seq_len: int, out_classes
     return 3 * (layers * per_layer + head)
 
 
-def one(kind: str, profile: str, steps: int, size: int) -> dict:
+def one(kind: str, profile: str, steps: int, size: int, autocast: str = "off") -> dict:
     "Run in a child: time `steps` training steps of one tokenizer's model; print a JSON line."
     import numpy as np, torch
     from factorizer_nb.core.data import load_settings, training_counts, run_dir
     from factorizer_nb.core.tokenizer import Factorizer
     from factorizer_nb.core.baselines import unigram_standin_vocab
     from factorizer_nb.downstream.tokenizer_points import spm_bpe
-    from factorizer_nb.downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, pack, pad_mask, settings_corpus
+    from factorizer_nb.downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, pack, pad_mask, settings_corpus, lm_autocast
     S = load_settings("en", profile)
     counts = training_counts(S, top_n=S["vq_top_words"])
     vocab = run_dir("en") / "vocab.dawg"
@@ -52,7 +53,7 @@ def one(kind: str, profile: str, steps: int, size: int) -> dict:
     for s in range(steps + 1):                                   # the first step warms up and is not timed
         batch = rows[torch.randint(len(rows), (t.micro_batch,))]
         t1 = time.perf_counter()
-        loss, _ = mlm_loss(model, batch, tok, t.mask_p, np.random.default_rng(s))
+        with lm_autocast("cpu", autocast): loss, _ = mlm_loss(model, batch, tok, t.mask_p, np.random.default_rng(s))
         opt.zero_grad(); loss.backward(); opt.step()
         if s: times.append(time.perf_counter() - t1); tokens += int(pad_mask(batch, tok.special_id("[PAD]")).sum())
     params = sum(p.numel() for p in model.parameters())
@@ -62,21 +63,25 @@ def one(kind: str, profile: str, steps: int, size: int) -> dict:
     return dict(kind=kind, tokenizer=tok.name, layers=cfg.layers, params=params, output_classes=classes, tokens_per_s=tokens / secs,
                 words_per_s=tokens / secs / subwords_per_word, subwords_per_word=subwords_per_word, flops_per_s=fl * tokens / secs,
                 encode_words_per_s=words / encode_s, peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                threads=torch.get_num_threads())
+                threads=torch.get_num_threads(), autocast=autocast, final_loss=float(loss))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", default="small"); ap.add_argument("--steps", type=int, default=6); ap.add_argument("--size", type=int, default=8000)
+    ap.add_argument("--autocast", nargs="+", default=["off", "bf16"], help="autocast modes to time (the first is the reference)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(one(a.child, a.profile, a.steps, a.size))); return
-    res = {}
-    for kind in ("bpe", "factorizer", "factorizer_12l"):             # a fresh process each, for a clean peak memory
-        out = subprocess.run([sys.executable, __file__, "--child", kind, "--profile", a.profile, "--steps", str(a.steps), "--size", str(a.size)],
-                             capture_output=True, text=True, check=True)
-        res[kind] = json.loads(out.stdout.strip().splitlines()[-1])
+        kind, mode = a.child.split(":")
+        print(json.dumps(one(kind, a.profile, a.steps, a.size, mode))); return
+    runs = {}
+    for mode in a.autocast:
+        for kind in ("bpe", "factorizer", "factorizer_12l"):         # a fresh process each, for a clean peak memory
+            out = subprocess.run([sys.executable, __file__, "--child", f"{kind}:{mode}", "--profile", a.profile, "--steps", str(a.steps),
+                                  "--size", str(a.size)], capture_output=True, text=True, check=True)
+            runs[kind, mode] = json.loads(out.stdout.strip().splitlines()[-1])
+    res = {k: r for (k, m), r in runs.items() if m == a.autocast[0]}
     ref = res["bpe"]
     print(f"profile {a.profile!r}, {a.steps} timed steps each, {ref['threads']} threads; ratios to sentencepiece BPE in this run")
     print("| model | layers | parameters | output classes | tokens/s | ratio | words/s | ratio | subwords/word | peak RSS MB |")
@@ -86,6 +91,10 @@ def main():
         print(f"| {names[k]} | {r['layers']} | {r['params']:,} | {r['output_classes']:,} | {r['tokens_per_s']:,.0f} | "
               f"{r['tokens_per_s'] / ref['tokens_per_s']:.2f} | {r['words_per_s']:,.0f} | {r['words_per_s'] / ref['words_per_s']:.2f} | "
               f"{r['subwords_per_word']:.2f} | {r['peak_rss_mb']:,.0f} |")
+    if len(a.autocast) > 1:
+        print(f"\nautocast against {a.autocast[0]!r} (same model, same steps, this run)\n| model | mode | tokens/s | ratio |\n|---|---|---:|---:|")
+        for (k, m), r in runs.items():
+            print(f"| {names[k]} | {m} | {r['tokens_per_s']:,.0f} | {r['tokens_per_s'] / runs[k, a.autocast[0]]['tokens_per_s']:.2f} |")
     from factorizer_nb.core.data import load_settings
     P = load_settings("en", "paper")
     cpu = max(r["flops_per_s"] for r in res.values())

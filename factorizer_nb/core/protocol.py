@@ -320,7 +320,7 @@ def encode_ids_batch(self: Tokenizer, texts: Sequence[str], num_workers: int = 1
     batch = self.encode_batch(texts, num_workers=num_workers)
     return [batch.ids_of(i).reshape(-1, *self.id_shape) for i in range(len(batch))]
 
-# %% ../../nbs/core/01_protocol.ipynb #ea7db00c
+# %% ../../nbs/core/01_protocol.ipynb #bc7be601
 @patch
 def emitted_ids(self: Tokenizer):
     "Every id the family can emit for text, as an int64 array [S, *id_shape], where that is a strict subset of its tables' rows; None where any row can be emitted."

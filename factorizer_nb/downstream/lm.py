@@ -23,12 +23,12 @@ from .parser_training import lr_factor, tokenizer_sha256, _refuse_other_run, _wr
 from .tokenizer_points import spm_bpe, unigram_point, sage_point, SaGePointConfig
 
 # %% auto #0
-__all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS',
-           'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt',
-           'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining',
-           'make_optimizer', 'packed_rows', 'lm_fingerprint', 'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity',
-           'LMParser', 'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main',
-           'pretrain_args', 'pretrain_command', 'pretrain']
+__all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS',
+           'LM_MODELS', 'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask',
+           'corrupt', 'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining',
+           'has_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint', 'mlm_loss', 'train_lm',
+           'load_lm', 'pseudo_perplexity', 'LMParser', 'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig',
+           'lm_specs', 'main', 'pretrain_args', 'pretrain_command', 'pretrain']
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ def num_parameters(model: nn.Module) -> int:
     "Trainable parameters (tied tables counted once)."
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
-# %% ../../nbs/downstream/44_lm.ipynb #14e6c75f
+# %% ../../nbs/downstream/44_lm.ipynb #4648b6d7
 SUPPORT_CHUNK = 16384          # triplets per step of the normaliser's log-sum-exp ([positions, chunk] floats at a time)
 
 def _exact_target_log_probs(self: MaskedLM, h: torch.Tensor, targets: torch.Tensor, support: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -265,6 +265,7 @@ class LMTraining:
     grad_clip: float = 2.0
     mask_p: float = 0.15
     checkpoint_every: int = 500
+    autocast: str = "auto"              # bf16 autocast with fp32 master weights: auto (where the device has bf16), bf16, or off
     seed: int = 42
 
     @classmethod
@@ -275,6 +276,23 @@ class LMTraining:
         "Micro-batches each of `world` processes runs per step; the batch must split evenly."
         if self.batch_size % (world * self.micro_batch): raise ValueError(f"batch_size {self.batch_size} is not a multiple of {world} processes x micro_batch {self.micro_batch}")
         return self.batch_size // (world * self.micro_batch)
+
+# %% ../../nbs/downstream/44_lm.ipynb #63df8517
+AUTOCAST_MODES = ("auto", "bf16", "off")
+
+def has_bf16(device: torch.device | str) -> bool:
+    "Whether `device` computes in bf16 natively: a CUDA GPU that supports it, or a CPU whose flags include avx512_bf16 (Linux)."
+    device = torch.device(device)
+    if device.type == "cuda": return torch.cuda.is_bf16_supported()
+    if device.type != "cpu": return False
+    try: return "avx512_bf16" in Path("/proc/cpuinfo").read_text(errors="replace").split()
+    except OSError: return False
+
+def lm_autocast(device: torch.device | str, mode: str = "auto"):
+    "The autocast context of a forward pass on `device`: bf16 if `mode` is bf16, or auto and the device has bf16; else a disabled one."
+    if mode not in AUTOCAST_MODES: raise ValueError(f"lm_autocast must be one of {AUTOCAST_MODES}, got {mode!r}")
+    device = torch.device(device)
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=mode == "bf16" or (mode == "auto" and has_bf16(device)))
 
 # %% ../../nbs/downstream/44_lm.ipynb #a11969ad
 def make_optimizer(model: nn.Module, t: LMTraining) -> torch.optim.Optimizer:
@@ -386,7 +404,7 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, t.steps, t.warmup_steps, t.lr_initial, t.lr_final))
     step, epoch, k, rows_log = _resume(out / CHECKPOINT, fp, model, opt, sched, device)
     if rank == 0: _write_log(out / LOG, rows_log, LOG_COLUMNS)
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else nullcontext()
+    autocast = lm_autocast(device, t.autocast)
     data, data_epoch = None, None
     bar = tqdm(total=t.steps, initial=step, desc=f"LM {tokenizer.name}", disable=not progress or rank > 0)
     began, tokens_seen = time.perf_counter(), 0
