@@ -18,8 +18,8 @@ __all__ = ['PAPER_VALUES', 'INDEX', 'VERDICTS', 'SAGE', 'SAGE_EN', 'SAGE_TR', 'S
            'settings_row', 'fz_fig2', 'fz_fig3', 'fz_fig4', 'fz_fig5', 'fz_fig6', 'fz_fig7', 'fz_fig8', 'fz_table1',
            'fz_table2', 'fz_table3', 'sage_scale', 'sage_fig1', 'sage_fig2', 'sage_fig5', 'sage_fig3', 'sage_fig4',
            'sage_fig6', 'sage_table1', 'sage_table3', 'sage_efficiency', 'bd_fig1', 'bd_fig2', 'bd_fig3', 'bd_table1',
-           'bd_table2', 'bd_table3', 'bd_table5', 'paper_values', 'build_index', 'render_markdown', 'compact_markdown',
-           'index_files', 'write_index', 'index_problems', 'main']
+           'bd_table2', 'bd_table3', 'bd_table5', 'sage_row', 'paper_values', 'build_index', 'render_markdown',
+           'compact_markdown', 'index_files', 'write_index', 'index_problems', 'main']
 
 # %% ../../nbs/infra/95_results_index.ipynb #ec999ac3
 PAPER_VALUES = Path("data") / "paper_values.csv"
@@ -366,28 +366,27 @@ def bd_table1(o):
     return Ours(f"more frequent in BPE: {' '.join(b.head(6))}; in Unigram LM: {' '.join(u.head(6))}; word-initial {pct(initial(b))} vs {pct(initial(u))} of the lists",
                 "holds" if initial(b) > initial(u) else "contradicted")
 
-def bd_table2(o):
+def _across_corpora(o, name: str, corpora, index: str, check) -> tuple[str, str] | None:
+    "Texts joined by '; ' and the verdict of `check(label, table indexed by index) -> (text, holds)` over each committed `<name>_<corpus>`."
     parts, holds = [], []
-    for name, corpus in (("Wikipedia sample", BD_EN), ("Gutenberg", BD_GUT)):
-        d = o.csv(f"bd_table2_units_per_word_{corpus}")
+    for label, corpus in corpora:
+        d = o.csv(f"{name}_{corpus}")
         if d is None: continue
-        t = d.set_index("tokenization")
-        holds.append(t.loc["Unigram LM", "per_word"] < t.loc["BPE", "per_word"])
-        parts.append(f"{name}: per word BPE {fmt(t.loc['BPE', 'per_word'], 3)}, Unigram LM {fmt(t.loc['Unigram LM', 'per_word'], 3)}")
+        text, ok = check(label, d.set_index(index)); parts.append(text); holds.append(ok)
     if not parts: return None
-    return Ours("; ".join(parts), "holds" if all(holds) else "contradicted" if not any(holds) else "mixed", "the differences are below 1% either way")
+    return "; ".join(parts), "holds" if all(holds) else "contradicted" if not any(holds) else "mixed"
+
+def bd_table2(o):
+    r = _across_corpora(o, "bd_table2_units_per_word", (("Wikipedia sample", BD_EN), ("Gutenberg", BD_GUT)), "tokenization",
+                        lambda label, t: (f"{label}: per word BPE {fmt(t.loc['BPE', 'per_word'], 3)}, Unigram LM {fmt(t.loc['Unigram LM', 'per_word'], 3)}",
+                                          t.loc["Unigram LM", "per_word"] < t.loc["BPE", "per_word"]))
+    return r and Ours(*r, "the differences are below 1% either way")
 
 def bd_table3(o):
-    parts, holds = [], []
-    for name, corpus in (("English (SIGMORPHON 2022)", BD_EN), ("Japanese (MeCab)", BD_JA)):
-        d = o.csv(f"bd_table3_comparison_{corpus}")
-        if d is None: continue
-        t = d.set_index("tokenizer")
-        holds.append(t.loc["Unigram LM", "f1"] > t.loc["BPE", "f1"])
-        parts.append(f"{name} boundary F1: BPE {pct(t.loc['BPE', 'f1'])}, Unigram LM {pct(t.loc['Unigram LM', 'f1'])}")
-    if not parts: return None
-    return Ours("; ".join(parts), "holds" if all(holds) else "contradicted" if not any(holds) else "mixed",
-                "English reference: SIGMORPHON 2022 segmentations instead of CELEX2")
+    r = _across_corpora(o, "bd_table3_comparison", (("English (SIGMORPHON 2022)", BD_EN), ("Japanese (MeCab)", BD_JA)), "tokenizer",
+                        lambda label, t: (f"{label} boundary F1: BPE {pct(t.loc['BPE', 'f1'])}, Unigram LM {pct(t.loc['Unigram LM', 'f1'])}",
+                                          t.loc["Unigram LM", "f1"] > t.loc["BPE", "f1"]))
+    return r and Ours(*r, "English reference: SIGMORPHON 2022 segmentations instead of CELEX2")
 
 def bd_table5(o):
     l = _freq_lists(o, BD_JA)
@@ -397,6 +396,11 @@ def bd_table5(o):
 # %% ../../nbs/infra/95_results_index.ipynb #03ba8ee2
 P = "paper/"
 NO_GLUE = "no GLUE data offline, and no GPU for BERT-size pretraining"
+
+def sage_row(item: str, ours) -> Row:
+    "A row of SaGe's analysis notebook, its scale read from the outputs it used."
+    return Row("SaGe", item, P + "21_sage.ipynb", ours, sage_scale)
+
 ROWS = (
     Row("FACTORIZER", "Figure 2", P + "16_fig2_graph.ipynb", fz_fig2),
     Row("FACTORIZER", "Figure 3", P + "13_fig3_splits.ipynb", fz_fig3, "en_ewt dev; 2 × 96 VQ-VAE (medium: 3 × 128), paper 6 × 256"),
@@ -412,21 +416,21 @@ ROWS = (
     Row("FACTORIZER", "Table 5", "factorizer/11_training.ipynb", settings_row("[DEFAULT] vq_*")),
     Row("FACTORIZER", "Table 6", "downstream/44_lm.ipynb", settings_row("[DEFAULT] lm_*")),
     Row("FACTORIZER", "Table 7", "downstream/42_parser_training.ipynb", settings_row("[DEFAULT] ud_*")),
-    Row("SaGe", "Figure 1", P + "21_sage.ipynb", sage_fig1, sage_scale),
-    Row("SaGe", "Figure 2", P + "21_sage.ipynb", sage_fig2, sage_scale),
-    Row("SaGe", "Figure 3", P + "21_sage.ipynb", sage_fig3, sage_scale),
-    Row("SaGe", "Figure 4", P + "21_sage.ipynb", sage_fig4, sage_scale),
-    Row("SaGe", "Figure 5", P + "21_sage.ipynb", sage_fig5, sage_scale),
-    Row("SaGe", "Figure 6", P + "21_sage.ipynb", sage_fig6, sage_scale),
-    Row("SaGe", "Table 1", P + "21_sage.ipynb", sage_table1, sage_scale),
+    sage_row("Figure 1", sage_fig1),
+    sage_row("Figure 2", sage_fig2),
+    sage_row("Figure 3", sage_fig3),
+    sage_row("Figure 4", sage_fig4),
+    sage_row("Figure 5", sage_fig5),
+    sage_row("Figure 6", sage_fig6),
+    sage_row("Table 1", sage_table1),
     Row("SaGe", "Table 2", "sage/20_pruning.ipynb", lambda o: Ours("the re-tokenization it pictures is what the exact neighbourhood deltas compute (tested there)", "illustration")),
-    Row("SaGe", "Table 3", P + "21_sage.ipynb", sage_table3, sage_scale),
+    sage_row("Table 3", sage_table3),
     Row("SaGe", "Table 4", "", not_run(NO_GLUE + "; no XNLI")),
     Row("SaGe", "Table 5", "", not_run("no NER data offline, and no BERT pretraining")),
     Row("SaGe", "Table 6", "sage/20_pruning.ipynb", settings_row("[DEFAULT] sage_*")),
     Row("SaGe", "Table 7", "", not_run("BERT pretraining hyperparameters: not in `settings.ini`, since the experiments they configure (Tables 4-5) were not run")),
     Row("SaGe", "Table 8", "", not_run("fine-tuning hyperparameters: not in `settings.ini`, since the experiments they configure (Tables 4-5) were not run")),
-    Row("SaGe", "Text (encoding efficiency)", P + "21_sage.ipynb", sage_efficiency, sage_scale),
+    sage_row("Text (encoding efficiency)", sage_efficiency),
     Row("B&D", "Figure 1", P + "31_bpe_vs_unigram.ipynb", bd_fig1),
     Row("B&D", "Figure 2", P + "31_bpe_vs_unigram.ipynb", bd_fig2, "8,000 pieces (paper 20,000)"),
     Row("B&D", "Figure 3", P + "31_bpe_vs_unigram.ipynb", bd_fig3, "8,000 pieces on UD GSD text (paper: Japanese Wikipedia)"),
