@@ -11,6 +11,8 @@
 #                             into runs/<lang>-grid/ and figures/grid/
 #   make sage-paper           SaGe at Table 6's sizes (20,000 -> 16,000) on the English Wikipedia text offline (nbs/paper/21_sage, profile
 #                             sage_paper), resumable, into runs/en-sage_paper/ and figures/sage_paper/
+#   make gpu-check            time the paper profile on a GPU (nbs/infra/96_gpu_check: VQ-VAE steps, LM steps, vocabulary inference over
+#                             all 256^3 triplets; a few minutes on one GPU), into figures/gpu/
 #   make medium               the FACTORIZER notebooks (11-16) for English on the medium profile (about 75 minutes on 2 cores,
 #                             resumable), into runs/en-medium/ and figures/medium/
 SHELL := /bin/bash
@@ -28,7 +30,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check results-index reproduce sweep medium sage-paper parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check results-index reproduce sweep medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -69,6 +71,9 @@ sweep: setup
 medium: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile medium --notebooks $(sort $(wildcard nbs/paper/1[1-6]_*.ipynb))
 	$(MAKE) results-index
+
+gpu-check: setup
+	$(BIN)/python -m factorizer_nb.infra.gpu_check --profile paper
 
 sage-paper: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile sage_paper --notebooks nbs/paper/21_sage.ipynb
