@@ -26,9 +26,9 @@ from .tokenizer_points import spm_bpe, unigram_point, sage_point, SaGePointConfi
 __all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS',
            'LM_MODELS', 'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask',
            'corrupt', 'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining',
-           'has_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint', 'mlm_loss', 'train_lm',
-           'load_lm', 'pseudo_perplexity', 'LMParser', 'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig',
-           'lm_specs', 'main', 'pretrain_args', 'pretrain_command', 'pretrain']
+           'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint', 'mlm_loss',
+           'train_lm', 'load_lm', 'pseudo_perplexity', 'LMParser', 'finetune_build', 'finetune_training', 'LMSpec',
+           'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command', 'pretrain']
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -288,11 +288,14 @@ def has_bf16(device: torch.device | str) -> bool:
     try: return "avx512_bf16" in Path("/proc/cpuinfo").read_text(errors="replace").split()
     except OSError: return False
 
-def lm_autocast(device: torch.device | str, mode: str = "auto"):
-    "The autocast context of a forward pass on `device`: bf16 if `mode` is bf16, or auto and the device has bf16; else a disabled one."
+def uses_bf16(device: torch.device | str, mode: str = "auto") -> bool:
+    "Whether autocast `mode` computes in bf16 on `device`: bf16, or auto and the device has bf16."
     if mode not in AUTOCAST_MODES: raise ValueError(f"lm_autocast must be one of {AUTOCAST_MODES}, got {mode!r}")
-    device = torch.device(device)
-    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=mode == "bf16" or (mode == "auto" and has_bf16(device)))
+    return mode == "bf16" or (mode == "auto" and has_bf16(device))
+
+def lm_autocast(device: torch.device | str, mode: str = "auto"):
+    "The autocast context of a forward pass on `device`: bf16 where `uses_bf16`, else a disabled one."
+    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=uses_bf16(device, mode))
 
 # %% ../../nbs/downstream/44_lm.ipynb #a11969ad
 def make_optimizer(model: nn.Module, t: LMTraining) -> torch.optim.Optimizer:

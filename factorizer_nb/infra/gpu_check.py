@@ -16,7 +16,7 @@ from ..core.tokenizer import Factorizer
 from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, byte_complete, flat_to_triplet
 from ..factorizer.training import VQConfig, WordSampler, new_state, train_step
 from ..factorizer.vocab_inference import greedy_decode
-from ..downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, lm_autocast, has_bf16
+from ..downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, lm_autocast, uses_bf16
 from .reporting import save_table
 
 # %% auto #0
@@ -65,7 +65,7 @@ def lm_check(S: dict, device: torch.device, steps: int, micro_batch: int):
         with lm_autocast(device, t.autocast): loss, _ = mlm_loss(model, rows, tok, t.mask_p, rng)
         opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
     times = timed(step, steps, device)
-    bf16 = t.autocast == "bf16" or (t.autocast == "auto" and has_bf16(device))
+    bf16 = uses_bf16(device, t.autocast)
     return dict(part="LM pretraining (FACTORIZER)", shape=f"{cfg.layers} x {cfg.hidden}, micro-batch {micro_batch} x {t.seq_len}, "
                 f"{'bf16 autocast' if bf16 else 'fp32'}", steps=steps, seconds_per_step=float(np.median(times)),
                 per_second=micro_batch * t.seq_len / float(np.median(times)), unit="tokens", peak_mb=_peak_mb(device))
@@ -91,7 +91,7 @@ def gpu_check(profile: str = "paper", device: str | None = None, vq_steps: int =
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU ({torch.get_num_threads()} threads)"
     df = pd.DataFrame(rows).assign(device=name)
     save_table(df, f"gpu_check_{profile}", f"GPU check on {name}, profile {profile!r}: {vq_steps} VQ-VAE steps at Table 5's shapes, {lm_steps} "
-               f"steps of Table 6's FACTORIZER model on one micro-batch of {micro_batch} sequences, and greedy decoding of {len(rows) and triplets:,} "
+               f"steps of Table 6's FACTORIZER model on one micro-batch of {micro_batch} sequences, and greedy decoding of {triplets:,} "
                f"triplets. Times are medians after one untimed step; peak memory is the GPU allocator's (the process's resident set on a CPU). "
                f"The LM step uses random triplets as text and a stand-in vocabulary: the speed of the shapes, not a trained model.",
                S, {"seed": S["seed"]}, [S["freq"]], out_dir=out_dir or project_root() / "figures" / "gpu")
