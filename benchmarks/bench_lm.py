@@ -2,12 +2,13 @@
 - subword tokens/s and words/s of full training steps (span masking, forward, backward, optimizer step) on a profile's model,
   so FACTORIZER's three-way output head (3 x 261 classes) stands against BPE's softmax over its whole vocabulary;
 - peak resident memory of each run (a fresh process per tokenizer and autocast mode);
-- bf16 autocast (fp32 master weights; the CPU's AVX-512 BF16 where it has it) against fp32, per model, in the same run;
+- bf16 autocast (fp32 master weights; the CPU's AVX-512 BF16 or AMX where it has it) against fp32, per model, in the same run;
+- `torch.compile` of the encoder's layers (a mode with `+compile`, e.g. `off+compile`), its compilation in the untimed warm-up steps;
 - the paper profile's step (Table 6: 15 x 768, 32,768 x 128 tokens): an ESTIMATE from the FLOPs this machine reached, not a measurement.
 FACTORIZER uses `runs/en/vocab.dawg` when `make reproduce` has made it, else a unigram stand-in vocabulary (placeholder triplets: the
 same output head and search, not the same quality).
 
-    python benchmarks/bench_lm.py [--profile small] [--steps 6] [--size 8000] [--autocast off bf16]
+    python benchmarks/bench_lm.py [--profile small] [--steps 6] [--size 8000] [--autocast off bf16 off+compile] [--kinds bpe factorizer factorizer_12l]
 """
 import argparse, json, resource, subprocess, sys, time
 from pathlib import Path
@@ -24,15 +25,18 @@ def flops_per_token(layers: int, hidden: int, ff: int, seq_len: int, out_classes
     return 3 * (layers * per_layer + head)
 
 
-def one(kind: str, profile: str, steps: int, size: int, autocast: str = "off") -> dict:
-    "Run in a child: time `steps` training steps of one tokenizer's model; print a JSON line."
+WARMUP_STEPS = 2                    # untimed steps first (the first compiles where a mode asks for torch.compile)
+
+
+def one(kind: str, profile: str, steps: int, size: int, mode: str = "off", overrides: dict | None = None) -> dict:
+    "Run in a child: time `steps` training steps of one tokenizer's model under `mode` (an autocast mode, `+compile` to compile the layers); print a JSON line."
     import numpy as np, torch
     from factorizer_nb.core.data import load_settings, training_counts, run_dir
     from factorizer_nb.core.tokenizer import Factorizer
     from factorizer_nb.core.baselines import unigram_standin_vocab
     from factorizer_nb.downstream.tokenizer_points import spm_bpe
     from factorizer_nb.downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, pack, pad_mask, settings_corpus, lm_autocast
-    S = load_settings("en", profile)
+    S = {**load_settings("en", profile), **(overrides or {})}
     counts = training_counts(S, top_n=S["vq_top_words"])
     vocab = run_dir("en") / "vocab.dawg"
     if kind == "bpe": tok, extra = spm_bpe(counts, size, Path("runs/bench_lm")), 0
@@ -48,14 +52,18 @@ def one(kind: str, profile: str, steps: int, size: int, autocast: str = "off") -
     subwords_per_word = sum(len(x) for x in tok.encode_ids_batch(texts[:500])) / sum(len(p.split()) for p in texts[:500])
     torch.manual_seed(0)
     model = MaskedLM(tok, cfg)
+    autocast, _, compiled = mode.partition("+")
+    if compiled:
+        if compiled != "compile": raise ValueError(f"unknown mode {mode!r}: an autocast mode, optionally with +compile")
+        for block in model.blocks: block.compile()
     opt = make_optimizer(model, t)
     times, tokens = [], 0
-    for s in range(steps + 1):                                   # the first step warms up and is not timed
+    for s in range(steps + WARMUP_STEPS):                        # the first steps warm up (and compile) and are not timed
         batch = rows[torch.randint(len(rows), (t.micro_batch,))]
         t1 = time.perf_counter()
         with lm_autocast("cpu", autocast): loss, _ = mlm_loss(model, batch, tok, t.mask_p, np.random.default_rng(s))
         opt.zero_grad(); loss.backward(); opt.step()
-        if s: times.append(time.perf_counter() - t1); tokens += int(pad_mask(batch, tok.special_id("[PAD]")).sum())
+        if s >= WARMUP_STEPS: times.append(time.perf_counter() - t1); tokens += int(pad_mask(batch, tok.special_id("[PAD]")).sum())
     params = sum(p.numel() for p in model.parameters())
     classes = (tok.embedding_rows * 3) if tok.id_shape else tok.embedding_rows
     fl = flops_per_token(cfg.layers, cfg.hidden, cfg.ff, t.seq_len, classes)
@@ -63,27 +71,32 @@ def one(kind: str, profile: str, steps: int, size: int, autocast: str = "off") -
     return dict(kind=kind, tokenizer=tok.name, layers=cfg.layers, params=params, output_classes=classes, tokens_per_s=tokens / secs,
                 words_per_s=tokens / secs / subwords_per_word, subwords_per_word=subwords_per_word, flops_per_s=fl * tokens / secs,
                 encode_words_per_s=words / encode_s, peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                threads=torch.get_num_threads(), autocast=autocast, final_loss=float(loss))
+                threads=torch.get_num_threads(), autocast=mode, final_loss=float(loss))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", default="small"); ap.add_argument("--steps", type=int, default=6); ap.add_argument("--size", type=int, default=8000)
-    ap.add_argument("--autocast", nargs="+", default=["off", "bf16"], help="autocast modes to time (the first is the reference)")
+    ap.add_argument("--autocast", nargs="+", default=["off", "bf16"], help="autocast modes to time, +compile to compile the layers (the first is the reference)")
+    ap.add_argument("--kinds", nargs="+", default=["bpe", "factorizer", "factorizer_12l"], choices=["bpe", "factorizer", "factorizer_12l"],
+                    help="models to time (bpe, the reference, first)")
+    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="settings over the profile's (e.g. lm_hidden=256 lm_ff=683 lm_heads=4)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        kind, mode = a.child.split(":")
-        print(json.dumps(one(kind, a.profile, a.steps, a.size, mode))); return
+        kind, mode = a.child.split(":", 1)
+        from factorizer_nb.core.data import _convert
+        overrides = {k: _convert(v) for k, v in (kv.split("=", 1) for kv in a.set)}
+        print(json.dumps(one(kind, a.profile, a.steps, a.size, mode, overrides))); return
     runs = {}
     for mode in a.autocast:
-        for kind in ("bpe", "factorizer", "factorizer_12l"):         # a fresh process each, for a clean peak memory
+        for kind in ["bpe"] + [k for k in a.kinds if k != "bpe"]:       # a fresh process each, for a clean peak memory
             out = subprocess.run([sys.executable, __file__, "--child", f"{kind}:{mode}", "--profile", a.profile, "--steps", str(a.steps),
-                                  "--size", str(a.size)], capture_output=True, text=True, check=True)
+                                  "--size", str(a.size), "--set", *a.set], capture_output=True, text=True, check=True)
             runs[kind, mode] = json.loads(out.stdout.strip().splitlines()[-1])
     res = {k: r for (k, m), r in runs.items() if m == a.autocast[0]}
     ref = res["bpe"]
-    print(f"profile {a.profile!r}, {a.steps} timed steps each, {ref['threads']} threads; ratios to sentencepiece BPE in this run")
+    print(f"profile {a.profile!r}{' with ' + ' '.join(a.set) if a.set else ''}, {a.steps} timed steps each, {ref['threads']} threads; ratios to sentencepiece BPE in this run")
     print("| model | layers | parameters | output classes | tokens/s | ratio | words/s | ratio | subwords/word | peak RSS MB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     names = {"bpe": "BPE (sentencepiece)", "factorizer": "FACTORIZER (+ extra layers)", "factorizer_12l": "FACTORIZER (no extra layers)"}

@@ -129,6 +129,53 @@ def test_paper_profile_takes_a_step_on_the_cpu(tokenizers, tmp_path, kind):
     assert any(not torch.equal(w, init[n]) for n, w in final["model"].items() if n.startswith("blocks."))
 
 
+@pytest.mark.parametrize("kind", ["bpe", "factorizer"])
+def test_cpu_profile_pretraining_resumes_exactly(tokenizers, tmp_path, kind):
+    "The `cpu` profile's encoder and optimisation (issue #27), cut to 4 steps of 4 sequences: killed twice and resumed, the same weights as one run."
+    from factorizer_nb.core.data import load_settings
+    C = load_settings("en", "cpu")
+    tok, config = tokenizers[kind], LMConfig.from_settings(C, extra_layers=C["lm_extra_layers"] if kind == "factorizer" else 0)
+    t = replace(LMTraining.from_settings(C), steps=4, batch_size=4, micro_batch=2, warmup_steps=1, checkpoint_every=1)
+    assert (t.optimizer, t.autocast, t.seq_len) == ("adamw", C["lm_autocast"], 128)
+    full = torch.load(train_lm(tok, TEXTS * 4, tmp_path / "a", config=config, training=t, progress=False), weights_only=False)
+    for stop in (2, 3):                                                         # interrupted after steps 2 and 3
+        train_lm(tok, TEXTS * 4, tmp_path / "b", config=config, training=t, progress=False, stop_after=stop)
+    resumed = torch.load(train_lm(tok, TEXTS * 4, tmp_path / "b", config=config, training=t, progress=False), weights_only=False)
+    for name, w in full["model"].items(): assert torch.equal(w, resumed["model"][name]), name
+    assert _losses(tmp_path / "a") == _losses(tmp_path / "b")
+
+
+@needs_data
+def test_cpu_profile_finetuning_resumes_exactly(tokenizers, tmp_path):
+    "Fine-tuning at the `cpu` profile's settings (Table 7's learning rate, warm-up, per-epoch dev scores), interrupted after an epoch, ends with the weights of one run."
+    from factorizer_nb.core.data import load_settings
+    from factorizer_nb.downstream.ud_data import read_treebank
+    from factorizer_nb.downstream.parser import ParserConfig
+    from factorizer_nb.downstream.parser_training import train_parser, LOG as PARSER_LOG, FINAL as PARSER_FINAL
+    from factorizer_nb.downstream.lm import finetune_build, finetune_training
+    C = load_settings("en", "cpu")
+    tok = tokenizers["bpe"]
+    lm_path = train_lm(tok, TEXTS * 4, tmp_path / "lm", config=TINY, training=LMTraining(steps=2, batch_size=4, micro_batch=4, seq_len=32,
+                       warmup_steps=1, optimizer="adamw", checkpoint_every=2), progress=False)
+    build, build_id = finetune_build(lm_path)
+    ft = replace(finetune_training(C), epochs=3, batch_size=8)
+    assert (ft.lr_initial, C["ft_eval_every"]) == (1e-3, 1) and C["ud_train_sentences"] == 0
+    train, dev = read_treebank(C["parser_train"])[:24], read_treebank(C["parser_dev"])[:8]
+    config = ParserConfig.from_settings(C)
+    kw = dict(config=config, training=ft, progress=False, build=build, build_id=build_id, eval_every=C["ft_eval_every"])
+    one = train_parser(tok, train, dev, tmp_path / "one", **kw)
+
+    def stop_after_first(epoch, scores):
+        if epoch == 1: raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt): train_parser(tok, train, dev, tmp_path / "two", on_epoch_end=stop_after_first, **kw)
+    two = train_parser(tok, train, dev, tmp_path / "two", **kw)
+    assert one == two
+    a, b = (torch.load(tmp_path / d / PARSER_FINAL, weights_only=False)["model"] for d in ("one", "two"))
+    for name, w in a.items(): assert torch.equal(w, b[name]), name
+    log = list(csv.DictReader(open(tmp_path / "two" / PARSER_LOG, encoding="utf-8")))
+    assert [r["epoch"] for r in log] == ["1", "2", "3"] and all(r["LAS"] for r in log)     # dev scored after every epoch
+
+
 @needs_data
 def test_lm_notebooks_tiny(tmp_path):
     """Tables 1/3, the four-tokenizer table and Figure 7 on the tiny profile (FACTORIZER: a stand-in vocabulary where 12_vocab_inference puts
@@ -140,7 +187,7 @@ def test_lm_notebooks_tiny(tmp_path):
     (tmp_path / "work").mkdir()
     unigram_standin_vocab(word_counts("wordfreq:en", top_n=2000), 300).save(tmp_path / "work" / "vocab.dawg")
     nbs = paper_notebooks(ROOT, "lm")
-    assert [n.name[:2] for n in nbs] == ["45", "46"]
+    assert [n.name[:2] for n in nbs] == ["44", "45", "46"]
     res = run_notebooks(["en"], "tiny", nbs, runs_dir=tmp_path / "runs",
                         parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures")))
     assert all(v is None for v in res.values()), res
@@ -149,6 +196,9 @@ def test_lm_notebooks_tiny(tmp_path):
     assert list(t1.model) == ["BPE", "BPE + sampling", "BPE + sampling + averaging", "FACTORIZER", "FACTORIZER + sampling",
                               "FACTORIZER + sampling + averaging", "FACTORIZER (12L)"]
     assert "paper LAS" in t1 and t1.LAS.notna().all()
+    gates = pd.read_csv(out / "table_lm_gates_en.csv")
+    assert list(gates.model) == ["BPE"] and gates["ppl_word_over_unigram"].between(0, 10).all()
+    assert {"gate 1 met", "gate 2 met", "fine-tuned LAS", "from-scratch LAS"} <= set(gates)
     four = pd.read_csv(out / "table_lm_tokenizers_en.csv")
     assert list(four.model) == ["BPE", "Unigram LM", "SaGe", "FACTORIZER", "FACTORIZER (12L)"]
     assert (four["held-out pseudo-perplexity per word"] > 1).all()

@@ -23,12 +23,13 @@ from .parser_training import lr_factor, tokenizer_sha256, _refuse_other_run, _wr
 from .tokenizer_points import spm_bpe, unigram_point, sage_point, SaGePointConfig
 
 # %% auto #0
-__all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS',
-           'LM_MODELS', 'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask',
-           'corrupt', 'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining',
-           'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint', 'mlm_loss',
-           'train_lm', 'load_lm', 'pseudo_perplexity', 'LMParser', 'finetune_build', 'finetune_training', 'LMSpec',
-           'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command', 'pretrain']
+__all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 'CPU_BF16_FLAG', 'CHECKPOINT', 'LOG', 'FINAL',
+           'LOG_COLUMNS', 'LM_MODELS', 'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters',
+           'span_mask', 'corrupt', 'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask',
+           'LMTraining', 'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint',
+           'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity', 'unigram_perplexity', 'LMParser', 'finetune_build',
+           'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command',
+           'pretrain']
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -280,12 +281,14 @@ class LMTraining:
 # %% ../../nbs/downstream/44_lm.ipynb #63df8517
 AUTOCAST_MODES = ("auto", "bf16", "off")
 
+CPU_BF16_FLAG = "amx_bf16"             # a CPU flag under which bf16 autocast was measured faster than fp32 (avx512_bf16 alone: 10x slower)
+
 def has_bf16(device: torch.device | str) -> bool:
-    "Whether `device` computes in bf16 natively: a CUDA GPU that supports it, or a CPU whose flags include avx512_bf16 (Linux)."
+    "Whether bf16 pays on `device`: a CUDA GPU that supports it, or a CPU whose flags include `CPU_BF16_FLAG` (Linux)."
     device = torch.device(device)
     if device.type == "cuda": return torch.cuda.is_bf16_supported()
     if device.type != "cpu": return False
-    try: return "avx512_bf16" in Path("/proc/cpuinfo").read_text(errors="replace").split()
+    try: return CPU_BF16_FLAG in Path("/proc/cpuinfo").read_text(errors="replace").split()
     except OSError: return False
 
 def uses_bf16(device: torch.device | str, mode: str = "auto") -> bool:
@@ -509,6 +512,32 @@ def pseudo_perplexity(model: MaskedLM, tokenizer: Tokenizer, texts: Sequence[str
     return dict(words=n_words, subwords=n_sub, skipped_words=skipped, log_prob=total, subwords_per_word=n_sub / w,
                 ppl_word=math.exp(-total / w), ppl_subword=math.exp(-total / n),
                 log_prob_bound=total_bound, ppl_word_bound=math.exp(-total_bound / w), ppl_subword_bound=math.exp(-total_bound / n))
+
+# %% ../../nbs/downstream/44_lm.ipynb #019c8bd2
+def _unit_keys(ids: np.ndarray, base: int) -> np.ndarray:
+    "One int64 key per subword of ids [N, k] (k = 1 or 3 indices, each below `base`)."
+    return (ids.astype(np.int64) * base ** np.arange(ids.shape[1] - 1, -1, -1, dtype=np.int64)).sum(1)
+
+def unigram_perplexity(tokenizer: Tokenizer, rows: np.ndarray, texts: Sequence[str], *, seq_len: int = 128, smoothing: float = 1.0) -> dict[str, float]:
+    "Per-word and per-subword perplexity on `texts` of the add-`smoothing` unigram model of the subwords in packed rows [N, T, *id_shape], over `pseudo_perplexity`'s words."
+    if not (math.isfinite(smoothing) and smoothing >= 0): raise ValueError(f"smoothing must be finite and >= 0, got {smoothing}")
+    k, base = int(np.prod(tokenizer.id_shape)) if tokenizer.id_shape else 1, tokenizer.embedding_rows
+    special = _unit_keys(np.stack([np.asarray(tokenizer.special_id(t)).reshape(k) for t in ("[CLS]", "[SEP]", "[PAD]", "[MASK]")]), base)
+    keys = _unit_keys(np.asarray(rows).reshape(-1, k), base)                    # [N * T]
+    units, counts = np.unique(keys[~np.isin(keys, special)], return_counts=True)
+    support = len(e) if (e := tokenizer.emitted_ids()) is not None else base
+    log_denominator = math.log(counts.sum() + smoothing * support)
+    chunks, skipped = _word_chunks(tokenizer, texts, seq_len - 1)
+    total, n_words, n_sub = 0.0, 0, 0
+    for ids, wid in chunks:
+        q = _unit_keys(ids.reshape(len(ids), k), base)
+        at = np.minimum(np.searchsorted(units, q), len(units) - 1)
+        c = np.where(units[at] == q, counts[at], 0) + smoothing                  # [n] smoothed counts
+        if (c <= 0).any(): return dict(words=0, subwords=0, skipped_words=skipped, log_prob=-math.inf, ppl_word=math.inf, ppl_subword=math.inf)
+        total += float(np.log(c).sum()) - len(q) * log_denominator
+        n_words, n_sub = n_words + len(np.unique(wid)), n_sub + len(q)
+    w, n = max(n_words, 1), max(n_sub, 1)
+    return dict(words=n_words, subwords=n_sub, skipped_words=skipped, log_prob=total, ppl_word=math.exp(-total / w), ppl_subword=math.exp(-total / n))
 
 # %% ../../nbs/downstream/44_lm.ipynb #2379ebda
 class LMParser(Parser):

@@ -5,15 +5,15 @@
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #ae55c664
 from __future__ import annotations
 import csv
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Sequence
 import pandas as pd
 from .ud_data import UD_METRICS
-from .parser_training import train_parser, load_parser, evaluate
+from .parser_training import ParserTraining, train_parser, load_parser, evaluate
 from .experiments import ParserExperiment
 from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, finetune_build, finetune_training, load_lm, num_parameters,
-                                         pseudo_perplexity, settings_corpus, LOG)
+                                         pseudo_perplexity, unigram_perplexity, packed_rows, settings_corpus, LOG)
 
 # %% auto #0
 __all__ = ['LMExperiment']
@@ -56,13 +56,16 @@ def _pretrain_log(path: Path) -> dict:
     return dict(steps=len(rows), pretrain_seconds=secs, tokens_per_second=toks / secs if secs else float("nan"),
                 final_loss=float(rows[-1]["loss"]) if rows else float("nan"))
 
-def _perplexity(self: LMExperiment, spec: LMSpec, lm_path: Path, held: Sequence[str]) -> dict:
-    "Parameters, pretraining speed and held-out pseudo-perplexity (deterministic tokenizer) of one pretrained model."
-    model = load_lm(lm_path, spec.eval_tokenizer, self.device)
-    ppl = pseudo_perplexity(model, spec.eval_tokenizer, held, seq_len=int(self.S["lm_seq_len"]), groups=int(self.S["lm_ppl_groups"]),
-                            seed=int(self.S["seed"]))
+def _perplexity(self: LMExperiment, spec: LMSpec, lm_path: Path, held: Sequence[str], train: Sequence[str] | None = None) -> dict:
+    "Parameters, pretraining speed and held-out pseudo-perplexity (deterministic tokenizer) of one pretrained model; with `train`, the unigram model's beside it."
+    model, seq_len = load_lm(lm_path, spec.eval_tokenizer, self.device), int(self.S["lm_seq_len"])
+    ppl = pseudo_perplexity(model, spec.eval_tokenizer, held, seq_len=seq_len, groups=int(self.S["lm_ppl_groups"]), seed=int(self.S["seed"]))
+    uni = {}
+    if train is not None:
+        u = unigram_perplexity(spec.eval_tokenizer, packed_rows(spec.eval_tokenizer, train, seq_len, cache_dir=self.lm_dir / "cache"), held, seq_len=seq_len)
+        uni = dict(unigram_ppl_word=u["ppl_word"], unigram_ppl_subword=u["ppl_subword"], ppl_word_over_unigram=ppl["ppl_word"] / u["ppl_word"])
     return dict(model=spec.name, family=spec.family, layers=model.config.layers, parameters=num_parameters(model),
-                **_pretrain_log(lm_path), **ppl)
+                **_pretrain_log(lm_path), **ppl, **uni)
 LMExperiment.perplexity = _perplexity
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #014d7c39
@@ -76,7 +79,7 @@ def _finetune(self: LMExperiment, spec: LMSpec, lm_path: Path, fraction: float =
         run = self.run_dir(spec, fraction) / "ud" / f"seed{seed}"
         ft = finetune_training(self.S, seed)
         scores = train_parser(spec.tokenizer, self.train, self.dev, run, config=config, training=ft, device=self.device, progress=progress,
-                              build=build, build_id=build_id, eval_every=ft.epochs)
+                              build=build, build_id=build_id, eval_every=self.ft_eval_every)
         base = dict(model=spec.name, family=spec.family, fraction=fraction, seed=seed)
         if not spec.tokenizer.samples:
             rows.append(dict(base, evaluation="deterministic", **scores)); continue
@@ -86,3 +89,32 @@ def _finetune(self: LMExperiment, spec: LMSpec, lm_path: Path, fraction: float =
                          **evaluate(model, spec.tokenizer, self.dev, labels, run / "eval", name=f"dev_averaged{n_avg}", n_samples=n_avg, seed=seed)))
     return pd.DataFrame(rows)
 LMExperiment.finetune = _finetune
+
+@property
+def _ft_eval_every(self: LMExperiment) -> int:
+    "Fine-tuning scores dev every this many epochs (`ft_eval_every`; 0 or unset: after the last epoch only)."
+    return int(self.S.get("ft_eval_every") or finetune_training(self.S).epochs)
+LMExperiment.ft_eval_every = _ft_eval_every
+
+def _scratch(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, progress: bool = True) -> pd.DataFrame:
+    "The from-scratch parser on `spec`'s tokenizer, with fine-tuning's sentences, epochs and seeds: the row pretraining has to beat."
+    rows = []
+    for seed in self.seeds:
+        t = replace(ParserTraining.from_settings(self.S, seed), epochs=finetune_training(self.S, seed).epochs)
+        run = self.run_dir(spec, fraction) / "scratch" / f"seed{seed}"
+        scores = train_parser(spec.tokenizer, self.train, self.dev, run, config=self.config, training=t, device=self.device, progress=progress,
+                              eval_every=self.ft_eval_every)
+        rows.append(dict(model=f"{spec.name}, from scratch", family=spec.family, fraction=fraction, seed=seed, evaluation="deterministic", **scores))
+    return pd.DataFrame(rows)
+LMExperiment.scratch = _scratch
+
+def _dev_curves(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> pd.DataFrame:
+    "Dev scores per scored epoch of `spec`'s fine-tuning and from-scratch runs (from their logs): model, kind, seed, epoch and the metrics."
+    rows = []
+    for kind in ("ud", "scratch"):
+        for log in sorted((self.run_dir(spec, fraction) / kind).glob(f"seed*/{LOG}")):
+            for r in csv.DictReader(open(log, encoding="utf-8")):
+                if r.get("LAS"): rows.append(dict(model=spec.name, kind="fine-tuned" if kind == "ud" else "from scratch", seed=int(log.parent.name[4:]),
+                                                  epoch=int(r["epoch"]), **{m: float(r[m]) for m in UD_METRICS if r.get(m)}))
+    return pd.DataFrame(rows)
+LMExperiment.dev_curves = _dev_curves
