@@ -10,6 +10,8 @@
 #   make lm-sweep             the sweep that sized the cpu language-model profile (nbs/paper/heavy/18_lm_sweep, 6 minutes per setting)
 #   make lm-gates             issue #27's gates on PROFILE (default here: cpu): BPE pretrained about an hour, against unigram perplexity
 #                             and the from-scratch parser (nbs/paper/lm/44_lm_gates), resumable, into runs/en-cpu/ and figures/cpu/
+#   make factorial            FACTORIZER's segmentation and embedding crossed on from-scratch parsers trained to a plateau (issue #28;
+#                             profile plateau, nbs/paper/heavy/19_factorial), resumable, into runs/en-plateau/ and figures/plateau/
 #   make parser-grid          the from-scratch parser's fuller CPU grid (profile grid: 3 seeds, 6 epochs; en, gd, tr, zh, no), resumable,
 #                             into runs/<lang>-grid/ and figures/grid/
 #   make sage-paper           SaGe at Table 6's sizes (20,000 -> 16,000) on the English Wikipedia text offline (nbs/paper/21_sage, profile
@@ -33,7 +35,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates factorial medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -74,6 +76,11 @@ lm-sweep: setup
 
 lm-gates: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/lm/44_lm_gates.ipynb
+	$(MAKE) results-index
+
+factorial: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau --notebooks nbs/paper/11_train_vqvae.ipynb \
+	  nbs/paper/12_vocab_inference.ipynb nbs/paper/heavy/19_factorial.ipynb
 	$(MAKE) results-index
 
 sweep: setup

@@ -7,6 +7,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -19,6 +20,7 @@ from factorizer_nb.core.vocab import Vocabulary, byte_complete, bytes_subword
 from factorizer_nb.core.data import BOW, EOW
 from factorizer_nb.sage.pruning import SaGeTokenizer, initial_vocabulary
 from factorizer_nb.bpe_vs_unigram.classic import BPE, Unigram, WordPiece
+from factorizer_nb.core.reindexed import Reindexed, one_row_per_subword
 
 TEXTS = [
     "The naïve café's 3 tokens.",
@@ -63,12 +65,18 @@ def _make(name: str) -> Tokenizer:
     if name == "classic-bpe": return BPE().train(dict(_counts()[:400]), 150)
     if name == "classic-wordpiece": return WordPiece().train(dict(_counts()[:400]), 150)
     if name == "classic-unigram": return Unigram().train(dict(_counts()[:150]), 120)
+    if name == "reindexed-rows": return one_row_per_subword(_make("factorizer-bytes"))
+    if name == "reindexed-triplets":                           # every BPE piece its own triplet (an injective mapping: lossless)
+        bpe = _make("spm-bpe")
+        k = np.arange(bpe.base_vocab_size)
+        return Reindexed(bpe, k, np.stack([k % 256, k // 256, np.zeros_like(k)], 1))
     raise KeyError(name)
 
 
 ADAPTERS = ["chars", "factorizer", "factorizer-bytes", "factorizer-sampling", "spm-bpe", "spm-bpe-dropout", "spm-unigram-nfkc", "hf-bpe",
-            "hf-bpe-dropout", "sage", "sage-bytes", "classic-bpe", "classic-wordpiece", "classic-unigram"]
-LOSSLESS = {"chars", "factorizer-bytes", "factorizer-sampling", "spm-bpe", "spm-bpe-dropout", "hf-bpe", "hf-bpe-dropout", "sage-bytes"}
+            "hf-bpe-dropout", "sage", "sage-bytes", "classic-bpe", "classic-wordpiece", "classic-unigram", "reindexed-rows", "reindexed-triplets"]
+LOSSLESS = {"chars", "factorizer-bytes", "factorizer-sampling", "spm-bpe", "spm-bpe-dropout", "hf-bpe", "hf-bpe-dropout", "sage-bytes",
+            "reindexed-rows", "reindexed-triplets"}
 
 
 @pytest.fixture(scope="module", params=ADAPTERS)

@@ -62,3 +62,16 @@ def test_factorizer_pipeline_notebooks_tiny(tmp_path):
     langs = pd.read_csv(out / "table_parser_languages.csv")
     assert set(langs.lang) == {"gd"} and len(langs) == 4                  # Arabic has no training treebank: named as missing
     assert "ar (no training treebank)" in json.loads((out / "table_parser_languages.manifest.json").read_text())["caption"]
+    factorial = ROOT / "nbs/paper/heavy/19_factorial.ipynb"                   # issue #28 §2 on the same VQ-VAE and vocabulary
+    res = run_notebooks(["gd"], "tiny", [factorial], runs_dir=tmp_path / "runs",
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(out), bpe_sizes="500"))
+    assert all(v is None for v in res.values()), res
+    cells = pd.read_csv(out / "table_factorial_gd.csv")
+    assert len(cells) == 4 and set(cells.segmentation) == {"FACTORIZER", "BPE-500"}
+    assert set(cells.embedding) == {"one row per subword", "factorized (triplets)"}
+    same_splits = cells.groupby("segmentation")["subwords per word"].nunique()
+    assert (same_splits == 1).all()                                          # an embedding never changes the splits
+    aso = pd.read_csv(out / "table_factorial_aso_gd.csv")
+    assert set(aso.ingredient) == {"embedding", "segmentation"} and len(aso) == 4
+    curves = pd.read_csv(out / "factorial_curves_gd.csv")
+    assert curves.LAS.between(0, 100).all() and curves.cell.nunique() == 4

@@ -370,6 +370,7 @@ TOKENIZER_KINDS = {
     "classic-bpe": "factorizer_nb.bpe_vs_unigram.classic:BPE",
     "classic-wordpiece": "factorizer_nb.bpe_vs_unigram.classic:WordPiece",
     "classic-unigram": "factorizer_nb.bpe_vs_unigram.classic:Unigram",
+    "reindexed": "factorizer_nb.core.reindexed:Reindexed",
 }
 
 def tokenizer_class(kind: str) -> type:
