@@ -14,15 +14,15 @@ from fastcore.basics import patch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 from ..core.data import DataError, atomic_write, load_settings, training_counts
-from ..core.vocab import CODEBOOK_SIZE, triplet_to_flat
-from .vqvae import FactorizerVQVAE, MAX_BYTES, PAD_TOKEN, word_tokens
+from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, triplet_to_flat
+from .vqvae import FactorizerVQVAE, MAX_BYTES, NUM_TOKENS, PAD_TOKEN, word_tokens
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'LOG_COLUMNS', 'WordSampler', 'ASAM', 'VQConfig', 'model_from_config', 'make_optimizer', 'TrainState',
-           'new_state', 'ema_decay', 'train_step', 'merge_prior', 'load_checkpoint', 'save_state', 'run_fingerprint',
-           'restore_state', 'train', 'main']
+__all__ = ['log', 'LOG_COLUMNS', 'WordSampler', 'ASAM', 'VQConfig', 'model_from_config', 'vq_training_flops',
+           'mean_sample_tokens', 'make_optimizer', 'TrainState', 'new_state', 'ema_decay', 'train_step', 'merge_prior',
+           'load_checkpoint', 'save_state', 'run_fingerprint', 'restore_state', 'train', 'main']
 
 # %% ../../nbs/factorizer/11_training.ipynb #11164f19
 class WordSampler:
@@ -130,6 +130,20 @@ def model_from_config(cfg: VQConfig) -> FactorizerVQVAE:
     return FactorizerVQVAE(hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads, intermediate=cfg.ff_intermediate,
                            dropout=cfg.dropout, attention_dropout=cfg.attention_dropout, layer_norm_eps=cfg.layer_norm_eps,
                            codebook_ema=cfg.codebook_ema, c_min=cfg.cmin)
+
+# %% ../../nbs/factorizer/11_training.ipynb #a1622104
+def vq_training_flops(cfg: VQConfig, mean_tokens: float) -> float:
+    "Training FLOPs of a run: `cfg.steps` steps of `cfg.batch_size` sequences of `mean_tokens` tokens (forward + backward = 3 forwards; ASAM's extra pass counted)."
+    L, d, f = NUM_CODEBOOKS + mean_tokens, cfg.hidden, cfg.ff_intermediate
+    per_layer = L * (2 * (4 * d * d + 3 * d * f) + 4 * L * d)                     # one sequence, one layer, forward
+    forward = 2 * cfg.layers * per_layer + L * 2 * d * NUM_TOKENS                  # encoder + decoder layers, the decoder's head
+    passes = 1 + (1 / cfg.asam_every if cfg.asam_every > 0 else 0)               # ASAM: one more forward-backward on every k-th step
+    return 3 * forward * passes * cfg.batch_size * cfg.steps
+
+def mean_sample_tokens(sampler: WordSampler, n: int = 20_000, seed: int = 0) -> float:
+    "The mean number of tokens (no padding) of `n` sequences the sampler draws, words and cut subwords alike."
+    toks, _ = sampler.sample(n, torch.Generator().manual_seed(seed))
+    return float((toks != PAD_TOKEN).sum()) / n
 
 # %% ../../nbs/factorizer/11_training.ipynb #a1a841ac
 def _lr_lambda(steps: int, warmup: int, lr_initial: float, lr_final: float):
