@@ -49,12 +49,17 @@ def _spm_bpe():
     return train_spm_on_text(_wiki(), 700, "bpe", normalization_rule_name="identity", byte_fallback=True)
 
 
+@lru_cache(maxsize=None)
+def _standin_bytes():
+    "The byte-complete stand-in vocabulary several adapters share (a vocabulary is never changed by a tokenizer)."
+    return byte_complete(unigram_standin_vocab(list(_counts()), 1200))
+
+
 def _make(name: str) -> Tokenizer:
     if name == "chars": return CharTokenizer()
     if name == "factorizer": return Factorizer(unigram_standin_vocab(list(_counts()), 1200), unk="parts")
-    if name == "factorizer-bytes": return Factorizer(byte_complete(unigram_standin_vocab(list(_counts()), 1200)))
-    if name == "factorizer-sampling":
-        return Factorizer(byte_complete(unigram_standin_vocab(list(_counts()), 1200)), sigma_sample=0.02, seed=0)
+    if name == "factorizer-bytes": return Factorizer(_standin_bytes())
+    if name == "factorizer-sampling": return Factorizer(_standin_bytes(), sigma_sample=0.02, seed=0)
     if name == "spm-bpe": return SentencePieceTokenizer(_spm_bpe())
     if name == "spm-bpe-dropout": return SentencePieceTokenizer(_spm_bpe(), alpha=0.1, seed=0)
     if name == "spm-unigram-nfkc": return SentencePieceTokenizer(train_spm_on_text(_wiki(), 700, "unigram"))
