@@ -23,13 +23,14 @@ from .parser_training import lr_factor, tokenizer_sha256, _refuse_other_run, _wr
 from .tokenizer_points import spm_bpe, unigram_point, sage_point, SaGePointConfig
 
 # %% auto #0
-__all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 'CPU_BF16_FLAG', 'CHECKPOINT', 'LOG', 'FINAL',
-           'LOG_COLUMNS', 'LM_MODELS', 'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters',
-           'span_mask', 'corrupt', 'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask',
-           'LMTraining', 'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint',
-           'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity', 'unigram_perplexity', 'LMParser', 'finetune_build',
-           'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command',
-           'pretrain']
+__all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 'CPU_BF16_FLAGS', 'BF16_MIN_SPEEDUP',
+           'PROBE_ROWS', 'PROBE_WIDTH', 'PROBE_FF', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS',
+           'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt',
+           'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining',
+           'cpu_bf16_speedup', 'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows',
+           'lm_fingerprint', 'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity', 'unigram_perplexity', 'LMParser',
+           'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args',
+           'pretrain_command', 'pretrain']
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -280,16 +281,39 @@ class LMTraining:
 
 # %% ../../nbs/downstream/44_lm.ipynb #63df8517
 AUTOCAST_MODES = ("auto", "bf16", "off")
+CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")   # CPU flags with native bf16 arithmetic (Linux's names)
+BF16_MIN_SPEEDUP = 1.25                        # on a CPU, auto takes bf16 only if the probe runs at least this much faster in it
+PROBE_ROWS, PROBE_WIDTH, PROBE_FF = 2048, 256, 1024   # the probe: a feed-forward block of this shape, forward and backward
 
-CPU_BF16_FLAG = "amx_bf16"             # a CPU flag under which bf16 autocast was measured faster than fp32 (avx512_bf16 alone: 10x slower)
+def _cpu_flags() -> set[str]:
+    "The CPU's flags from /proc/cpuinfo (empty where there is none)."
+    try: return set(Path("/proc/cpuinfo").read_text(errors="replace").split())
+    except OSError: return set()
+
+def _probe_seconds(dtype: torch.dtype | None, repeats: int = 3) -> float:
+    "Fastest of `repeats` forward and backward passes of the probe block, under bf16 autocast when dtype is bf16 (after one untimed pass)."
+    g = torch.Generator().manual_seed(0)
+    block = nn.Sequential(nn.Linear(PROBE_WIDTH, PROBE_FF), nn.GELU(), nn.Linear(PROBE_FF, PROBE_WIDTH), nn.LayerNorm(PROBE_WIDTH))
+    x = torch.randn(PROBE_ROWS, PROBE_WIDTH, generator=g)                     # [rows, width]
+    best = math.inf
+    for r in range(repeats + 1):
+        t0 = time.perf_counter()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype is torch.bfloat16): y = block(x)
+        y.float().square().mean().backward()
+        if r: best = min(best, time.perf_counter() - t0)
+    return best
+
+@lru_cache(maxsize=None)
+def cpu_bf16_speedup() -> float:
+    "fp32 time over bf16 time of the probe block on this CPU (measured once per process; 0 without native bf16)."
+    if not _cpu_flags() & set(CPU_BF16_FLAGS): return 0.0
+    return _probe_seconds(None) / _probe_seconds(torch.bfloat16)
 
 def has_bf16(device: torch.device | str) -> bool:
-    "Whether bf16 pays on `device`: a CUDA GPU that supports it, or a CPU whose flags include `CPU_BF16_FLAG` (Linux)."
+    "Whether bf16 pays on `device`: a CUDA GPU that supports it, or a CPU with native bf16 on which the probe runs `BF16_MIN_SPEEDUP` faster."
     device = torch.device(device)
     if device.type == "cuda": return torch.cuda.is_bf16_supported()
-    if device.type != "cpu": return False
-    try: return CPU_BF16_FLAG in Path("/proc/cpuinfo").read_text(errors="replace").split()
-    except OSError: return False
+    return device.type == "cpu" and cpu_bf16_speedup() >= BF16_MIN_SPEEDUP
 
 def uses_bf16(device: torch.device | str, mode: str = "auto") -> bool:
     "Whether autocast `mode` computes in bf16 on `device`: bf16, or auto and the device has bf16."
