@@ -35,7 +35,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates factorial medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates factorial ladder medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -70,7 +70,12 @@ lm: setup
 	$(MAKE) results-index
 
 LM_PROFILE ?= cpu
-lm-sweep: setup
+lm-# issue #28 §1: FACTORIZER against VQ-VAE compute (profiles tiny, small, medium, large; top-50,000 and whole word list), parsers at the grid setting
+ladder: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile grid --notebooks nbs/paper/heavy/20_vq_ladder.ipynb
+	$(MAKE) results-index
+
+sweep: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/heavy/18_lm_sweep.ipynb
 	$(MAKE) results-index
 

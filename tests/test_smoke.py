@@ -75,3 +75,25 @@ def test_factorizer_pipeline_notebooks_tiny(tmp_path):
     assert set(aso.ingredient) == {"embedding", "segmentation"} and len(aso) == 4
     curves = pd.read_csv(out / "factorial_curves_gd.csv")
     assert curves.LAS.between(0, 100).all() and curves.cell.nunique() == 4
+
+
+@needs_data
+def test_vq_ladder_notebook_tiny(tmp_path):
+    "Issue #28 §1 on the tiny profile: two VQ-VAE points on two word lists, their measures and parsers, and the fitted trends."
+    from factorizer_nb.infra.reproduce import run_notebooks
+    out = tmp_path / "figures"
+    res = run_notebooks(["gd"], "tiny", [ROOT / "nbs/paper/heavy/20_vq_ladder.ipynb"], runs_dir=tmp_path / "runs",
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(out), points="tiny tiny_ladder", word_lists="1000 3000"))
+    assert all(v is None for v in res.values()), res
+    ladder = pd.read_csv(out / "table_vq_ladder_gd.csv")
+    assert len(ladder) == 4 and set(ladder.word_list) == {"top 1,000", "top 3,000"}
+    for _, d in ladder.groupby("word_list"):
+        d = d.set_index("point")
+        assert d.steps["tiny_ladder"] == 2 * d.steps["tiny"] and d.word_samples["tiny"] == d.steps["tiny"] * 64
+        assert abs(d.flops["tiny_ladder"] / d.flops["tiny"] - 2) < 1e-9               # same shapes and list: FLOPs in proportion to steps
+    assert (ladder.list_entries <= ladder.top_words).all() and ladder.ratio_to_bpe_600.gt(0).all()
+    assert ladder.LAS.between(0, 100).all() and (ladder.seeds == 1).all()
+    fits = pd.read_csv(out / "table_vq_ladder_fit_gd.csv")
+    assert set(fits.measure) >= {"ratio_to_bpe_600", "LAS", "Lemmas"} and (fits.points == 2).all()
+    assert fits.share_crossing.between(0, 1).all() and (fits.paper_flops > ladder.flops.max()).all()
+    assert "paper's shapes" in json.loads((out / "vq_ladder_gd.manifest.json").read_text())["caption"]

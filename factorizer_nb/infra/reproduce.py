@@ -55,11 +55,11 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
     return results
 
 # %% ../../nbs/infra/91_reproduce.ipynb #94c041c6
-def run_summaries(langs=("en",), profile: str = "small", runs_dir=None, kernel_name: str | None = None,
+def run_summaries(langs=None, profile: str = "small", runs_dir=None, kernel_name: str | None = None,
                   notebooks=None) -> dict[tuple[str, str], str | None]:
-    "Run the cross-language notebooks (default: all of `nbs/paper/summary/`) once; returns {('summary', notebook): error or None}."
-    return run_notebooks(["summary"], profile, notebooks or paper_notebooks(part="summary"), runs_dir, dict(langs=" ".join(langs)),
-                         kernel_name, lang_param="en")
+    "Run the cross-language notebooks (default: all of `nbs/paper/summary/`) once, over `langs` (None: each notebook's own list); {('summary', notebook): error or None}."
+    return run_notebooks(["summary"], profile, notebooks or paper_notebooks(part="summary"), runs_dir,
+                         dict(langs=" ".join(langs)) if langs else {}, kernel_name, lang_param="en")
 
 # %% ../../nbs/infra/91_reproduce.ipynb #42fb2806
 def _parameter(text: str) -> tuple[str, object]:
@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.exit(2, f"reproduce: error: {e.args[0] if e.args else e}\n")   # one line, no traceback
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     res = {} if a.only_summaries else run_notebooks(a.langs, a.profile, a.notebooks, parameters=params)
-    if a.summaries or a.only_summaries or not a.notebooks: res.update(run_summaries(a.langs, a.profile, notebooks=a.summaries))
+    if a.summaries or a.only_summaries or not a.notebooks:      # after a per-language run: every language with outputs, not only these
+        res.update(run_summaries(a.langs if a.only_summaries else None, a.profile, notebooks=a.summaries))
     failed = [k for k, v in res.items() if v]
     for lang, nb in failed: log.error("failed: %s %s (executed copy in %s)", lang, nb, run_dir(lang, profile=a.profile) / nb)
     return 1 if failed else 0
