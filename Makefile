@@ -70,12 +70,7 @@ lm: setup
 	$(MAKE) results-index
 
 LM_PROFILE ?= cpu
-lm-# issue #28 §1: FACTORIZER against VQ-VAE compute (profiles tiny, small, medium, large; top-50,000 and whole word list), parsers at the grid setting
-ladder: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile grid --notebooks nbs/paper/heavy/20_vq_ladder.ipynb
-	$(MAKE) results-index
-
-sweep: setup
+lm-sweep: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/heavy/18_lm_sweep.ipynb
 	$(MAKE) results-index
 
@@ -86,6 +81,11 @@ lm-gates: setup
 factorial: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau --notebooks nbs/paper/11_train_vqvae.ipynb \
 	  nbs/paper/12_vocab_inference.ipynb nbs/paper/heavy/19_factorial.ipynb
+	$(MAKE) results-index
+
+# issue #28 §1: FACTORIZER against VQ-VAE compute (profiles tiny, small, medium, large; top-50,000 and whole word list), parsers at the grid setting
+ladder: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile grid --notebooks nbs/paper/heavy/20_vq_ladder.ipynb
 	$(MAKE) results-index
 
 sweep: setup
