@@ -733,6 +733,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                              'factorizer_nb/downstream/lm.py'),
                                              'factorizer_nb.downstream.lm._resume': ( 'downstream/lm.html#_resume',
                                                                                       'factorizer_nb/downstream/lm.py'),
+                                             'factorizer_nb.downstream.lm._run_bf16': ( 'downstream/lm.html#_run_bf16',
+                                                                                        'factorizer_nb/downstream/lm.py'),
                                              'factorizer_nb.downstream.lm._sha_texts': ( 'downstream/lm.html#_sha_texts',
                                                                                          'factorizer_nb/downstream/lm.py'),
                                              'factorizer_nb.downstream.lm._step_rng': ( 'downstream/lm.html#_step_rng',

@@ -8,7 +8,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 from fixtures import ROOT, needs_data
-from factorizer_nb.downstream.lm import (LMConfig, LMTraining, MaskedLM, train_lm, load_lm, span_mask, pack, pad_mask, mlm_loss,
+from factorizer_nb.downstream.lm import (has_bf16, LMConfig, LMTraining, MaskedLM, train_lm, load_lm, span_mask, pack, pad_mask, mlm_loss,
                                          pseudo_perplexity, main, LOG)
 
 TINY = LMConfig(layers=2, hidden=32, ff=64, heads=2, dropout=0.0, attention_dropout=0.0, position_buckets=8, max_distance=32)
@@ -49,12 +49,13 @@ def test_ddp_two_processes_take_the_same_steps_as_accumulation(tokenizers, tmp_p
     "Two gloo processes with one micro-batch each give the weights of one process accumulating two (dropout off)."
     tok = tokenizers[kind]
     t = LMTraining(steps=3, batch_size=8, micro_batch=4, seq_len=16, warmup_steps=1, lr_initial=3e-3, lr_final=3e-4, optimizer="adamw",
-                   checkpoint_every=3)
+                   checkpoint_every=3, autocast="off")            # fp32: the equality below is exact only up to fp32 rounding
     one = torch.load(train_lm(tok, TEXTS, tmp_path / "one", config=TINY, training=t, progress=False), weights_only=False)
     tok_file = str(tok.save(tmp_path / "tok"))
     torch.multiprocessing.spawn(_ddp_worker, args=(2, _free_port(), tok_file, str(tmp_path / "two"), t), nprocs=2, join=True)
     two = torch.load(tmp_path / "two" / "lm.pt", weights_only=False)
     assert two["fingerprint"]["world"] == 2 and one["fingerprint"]["world"] == 1
+    assert one["bf16"] is False and two["bf16"] is False                     # the precision each run used is kept with it
     D = TINY.hidden
     for name, w in one["model"].items():
         a, b = two["model"][name], w
@@ -210,3 +211,11 @@ def test_lm_notebooks_tiny(tmp_path):
     for d in (tmp_path / "work" / "lm").glob("*/full/ud/seed*"):              # kept predictions re-score to the tables' numbers
         s = score_conllu(d / "dev.gold.conllu", d / "dev.conllu")
         assert 0 <= s["LAS"] <= 100
+
+
+def test_a_run_keeps_its_precision():
+    "Under auto, a resumed run keeps the precision its checkpoint recorded, whatever the probe says now; forced modes win."
+    from factorizer_nb.downstream.lm import _run_bf16
+    assert _run_bf16("cpu", "auto", True, 1) is True and _run_bf16("cpu", "auto", False, 1) is False
+    assert _run_bf16("cpu", "bf16", False, 1) is True and _run_bf16("cpu", "off", True, 1) is False
+    assert _run_bf16("cpu", "auto", None, 1) == has_bf16("cpu")

@@ -394,13 +394,21 @@ def _world() -> tuple[int, int]:
     return (dist.get_rank(), dist.get_world_size()) if dist.is_available() and dist.is_initialized() else (0, 1)
 
 # %% ../../nbs/downstream/44_lm.ipynb #0837f4a3
-def _resume(ck_path: Path, fp: str, model, opt, sched, device) -> tuple[int, int, int, list]:
-    "(step, epoch, batch in epoch, log rows) of the checkpoint at `ck_path`, loaded into model, optimizer and schedule; zeros without one."
-    if not ck_path.exists(): return 0, 0, 0, []
+def _resume(ck_path: Path, fp: str, model, opt, sched, device) -> tuple[int, int, int, list, bool | None]:
+    "(step, epoch, batch in epoch, log rows, bf16 or not) of the checkpoint at `ck_path`, loaded into model, optimizer and schedule; zeros and None without one."
+    if not ck_path.exists(): return 0, 0, 0, [], None
     ck = torch.load(ck_path, map_location=device, weights_only=False)
     _refuse_other_run(ck_path, ck.get("fingerprint"), fp)
     model.load_state_dict(ck["model"]); opt.load_state_dict(ck["optimizer"]); sched.load_state_dict(ck["scheduler"])
-    return ck["step"], ck["epoch"], ck["k"], ck["log"]
+    return ck["step"], ck["epoch"], ck["k"], ck["log"], ck.get("bf16")
+
+def _run_bf16(device, mode: str, resumed: bool | None, world: int) -> bool:
+    "Whether a pretraining run computes in bf16: under auto, a resumed run keeps its checkpoint's choice; all processes agree (bf16 only if every one would)."
+    bf16 = resumed if (mode == "auto" and resumed is not None) else uses_bf16(device, mode)
+    if world > 1:
+        flag = torch.tensor([int(bf16)], device=device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MIN); bf16 = bool(flag.item())
+    return bf16
 
 def _accumulate(net, tokenizer, data, batch, t, step: int, rank: int, accum: int, world: int, device, autocast) -> tuple[torch.Tensor, int]:
     "Forward and backward over this process's `accum` micro-batches of one step: ([loss·tokens, tokens] summed over processes, real tokens here)."
@@ -432,9 +440,10 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
     net = nn.parallel.DistributedDataParallel(model) if world > 1 else model
     opt = make_optimizer(model, t)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, t.steps, t.warmup_steps, t.lr_initial, t.lr_final))
-    step, epoch, k, rows_log = _resume(out / CHECKPOINT, fp, model, opt, sched, device)
+    step, epoch, k, rows_log, resumed_bf16 = _resume(out / CHECKPOINT, fp, model, opt, sched, device)
     if rank == 0: _write_log(out / LOG, rows_log, LOG_COLUMNS)
-    autocast = lm_autocast(device, t.autocast)
+    bf16 = _run_bf16(device, t.autocast, resumed_bf16, world)          # auto measures per process: decided once, kept in the checkpoint
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
     data, data_epoch = None, None
     bar = tqdm(total=t.steps, initial=step, desc=f"LM {tokenizer.name}", disable=not progress or rank > 0)
     began, tokens_seen = time.perf_counter(), 0
@@ -457,12 +466,12 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
         bar.update(1); bar.set_postfix(loss=f"{rows_log[-1]['loss']:.3f}", tok_s=f"{tokens_seen / max(elapsed, 1e-9):,.0f}")
         if step % t.checkpoint_every == 0 or step == t.steps:
             state = dict(fingerprint=fp, model=model.state_dict(), optimizer=opt.state_dict(), scheduler=sched.state_dict(),
-                         step=step, epoch=epoch, k=k, log=rows_log)
+                         step=step, epoch=epoch, k=k, log=rows_log, bf16=bf16)
             if rank == 0: atomic_write(out / CHECKPOINT, lambda p: torch.save(state, p)); _write_log(out / LOG, rows_log, LOG_COLUMNS)
             if world > 1: dist.barrier()
     bar.close()
     if step == t.steps and rank == 0:
-        final = dict(model=model.state_dict(), config=asdict(config), training=asdict(t), fingerprint=fp)
+        final = dict(model=model.state_dict(), config=asdict(config), training=asdict(t), fingerprint=fp, bf16=bf16)
         atomic_write(out / FINAL, lambda p: torch.save(final, p))
     if world > 1: dist.barrier()
     return out / FINAL
