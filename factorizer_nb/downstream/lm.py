@@ -23,14 +23,13 @@ from .parser_training import lr_factor, tokenizer_sha256, _refuse_other_run, _wr
 from .tokenizer_points import spm_bpe, unigram_point, sage_point, SaGePointConfig
 
 # %% auto #0
-__all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 'CPU_BF16_FLAGS', 'BF16_MIN_SPEEDUP',
-           'PROBE_ROWS', 'PROBE_WIDTH', 'PROBE_FF', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS',
-           'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt',
-           'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining',
-           'cpu_bf16_speedup', 'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows',
-           'lm_fingerprint', 'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity', 'unigram_perplexity', 'LMParser',
-           'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args',
-           'pretrain_command', 'pretrain']
+__all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 'BF16_MIN_SPEEDUP', 'PROBE_ROWS', 'PROBE_WIDTH',
+           'PROBE_FF', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'LMConfig', 'relative_buckets',
+           'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt', 'paragraphs', 'lm_corpus',
+           'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining', 'cpu_bf16_speedup', 'has_bf16',
+           'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint', 'mlm_loss', 'train_lm',
+           'load_lm', 'pseudo_perplexity', 'unigram_perplexity', 'LMParser', 'finetune_build', 'finetune_training',
+           'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command', 'pretrain']
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -281,14 +280,12 @@ class LMTraining:
 
 # %% ../../nbs/downstream/44_lm.ipynb #63df8517
 AUTOCAST_MODES = ("auto", "bf16", "off")
-CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")   # CPU flags with native bf16 arithmetic (Linux's names)
 BF16_MIN_SPEEDUP = 1.25                        # on a CPU, auto takes bf16 only if the probe runs at least this much faster in it
 PROBE_ROWS, PROBE_WIDTH, PROBE_FF = 2048, 256, 1024   # the probe: a feed-forward block of this shape, forward and backward
 
-def _cpu_flags() -> set[str]:
-    "The CPU's flags from /proc/cpuinfo (empty where there is none)."
-    try: return set(Path("/proc/cpuinfo").read_text(errors="replace").split())
-    except OSError: return set()
+def _native_cpu_bf16() -> bool:
+    "Whether this CPU has native bf16 arithmetic (AVX-512 BF16 or AMX), as torch detects it."
+    return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
 
 def _probe_seconds(dtype: torch.dtype | None, repeats: int = 3) -> float:
     "Fastest of `repeats` forward and backward passes of the probe block, under bf16 autocast when dtype is bf16 (after one untimed pass)."
@@ -306,7 +303,7 @@ def _probe_seconds(dtype: torch.dtype | None, repeats: int = 3) -> float:
 @lru_cache(maxsize=None)
 def cpu_bf16_speedup() -> float:
     "fp32 time over bf16 time of the probe block on this CPU (measured once per process; 0 without native bf16)."
-    if not _cpu_flags() & set(CPU_BF16_FLAGS): return 0.0
+    if not _native_cpu_bf16(): return 0.0
     return _probe_seconds(None) / _probe_seconds(torch.bfloat16)
 
 def has_bf16(device: torch.device | str) -> bool:
@@ -443,7 +440,7 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
     step, epoch, k, rows_log, resumed_bf16 = _resume(out / CHECKPOINT, fp, model, opt, sched, device)
     if rank == 0: _write_log(out / LOG, rows_log, LOG_COLUMNS)
     bf16 = _run_bf16(device, t.autocast, resumed_bf16, world)          # auto measures per process: decided once, kept in the checkpoint
-    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
+    autocast = lm_autocast(device, "bf16" if bf16 else "off")
     data, data_epoch = None, None
     bar = tqdm(total=t.steps, initial=step, desc=f"LM {tokenizer.name}", disable=not progress or rank > 0)
     began, tokens_seen = time.perf_counter(), 0
