@@ -665,6 +665,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                        'factorizer_nb/downstream/experiments.py'),
                                                       'factorizer_nb.downstream.experiments.ParserExperiment.tok_dir': ( 'downstream/experiments.html#parserexperiment.tok_dir',
                                                                                                                          'factorizer_nb/downstream/experiments.py'),
+                                                      'factorizer_nb.downstream.experiments.aso_eps_min': ( 'downstream/experiments.html#aso_eps_min',
+                                                                                                            'factorizer_nb/downstream/experiments.py'),
                                                       'factorizer_nb.downstream.experiments.noisy_forms': ( 'downstream/experiments.html#noisy_forms',
                                                                                                             'factorizer_nb/downstream/experiments.py'),
                                                       'factorizer_nb.downstream.experiments.run_grid': ( 'downstream/experiments.html#run_grid',

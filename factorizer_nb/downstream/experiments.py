@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import conllu
 import torch
+from deepsig import aso
 from ..core.data import load_settings, training_counts, run_dir, add_noise
 from ..core.protocol import Tokenizer
 from .ud_data import read_treebank, syntactic_words, UD_METRICS
@@ -21,7 +22,8 @@ from .parser import ParserConfig, encode_words
 from .parser_training import ParserTraining, train_parser
 
 # %% auto #0
-__all__ = ['noisy_forms', 'run_grid', 'summarise', 'ParserExperiment']
+__all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'run_grid', 'summarise', 'aso_eps_min',
+           'ParserExperiment']
 
 # %% ../../nbs/downstream/43_experiments.ipynb #accc9af2
 def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0) -> list[list[str]]:
@@ -49,6 +51,17 @@ def summarise(runs: pd.DataFrame, metrics: Sequence[str] = UD_METRICS) -> pd.Dat
     out = g.agg(subwords_per_word=("subwords_per_word", "first"), seeds=("seed", "count"))
     for m in metrics: out[m], out[f"{m}_sd"] = g[m].mean(), g[m].std(ddof=1)
     return out.reset_index()
+
+# %% ../../nbs/downstream/43_experiments.ipynb #a50e0002
+ASO_TAU = 0.2           # the FACTORIZER paper's threshold: eps_min < tau is almost stochastic dominance (Table 2's caption)
+ASO_CONFIDENCE = 0.95   # its confidence level (alpha = 0.05), Bonferroni-corrected for the number of comparisons
+ASO_MIN_SEEDS = 3       # fewer scores a side than this give NaN
+
+def aso_eps_min(a: Sequence[float], b: Sequence[float], *, seed: int, comparisons: int = 1, min_seeds: int = ASO_MIN_SEEDS) -> float:
+    "ASO epsilon_min of scores `a` over `b` (deepsig; NaN with fewer than `min_seeds` a side, one value in all, or a non-finite score)."
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if min(len(a), len(b)) < min_seeds or not np.isfinite(np.r_[a, b]).all() or np.ptp(np.r_[a, b]) == 0: return np.nan
+    return float(aso(a, b, confidence_level=ASO_CONFIDENCE, num_comparisons=comparisons, seed=seed, show_progress=False))
 
 # %% ../../nbs/downstream/43_experiments.ipynb #5e1d2a71
 @dataclass
