@@ -11,7 +11,8 @@
 #   make lm-gates             issue #27's gates on PROFILE (default here: cpu): BPE pretrained about an hour, against unigram perplexity
 #                             and the from-scratch parser (nbs/paper/lm/44_lm_gates), resumable, into runs/en-cpu/ and figures/cpu/
 #   make factorial            FACTORIZER's segmentation and embedding crossed on from-scratch parsers trained to a plateau (issue #28;
-#                             profile plateau, nbs/paper/heavy/19_factorial), resumable, into runs/en-plateau/ and figures/plateau/
+#                             profile plateau, nbs/paper/heavy/19_factorial; the medium VQ-VAE, trained once in runs/en-grid/ladder/ and
+#                             shared with make ladder), resumable, into runs/en-plateau/ and figures/plateau/
 #   make parser-grid          the from-scratch parser's fuller CPU grid (profile grid: 3 seeds, 6 epochs; en, gd, tr, zh, no), resumable,
 #                             into runs/<lang>-grid/ and figures/grid/
 #   make sage-paper           SaGe at Table 6's sizes (20,000 -> 16,000) on the English Wikipedia text offline (nbs/paper/21_sage, profile
@@ -79,8 +80,7 @@ lm-gates: setup
 	$(MAKE) results-index
 
 factorial: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau --notebooks nbs/paper/11_train_vqvae.ipynb \
-	  nbs/paper/12_vocab_inference.ipynb nbs/paper/heavy/19_factorial.ipynb
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau --notebooks nbs/paper/heavy/19_factorial.ipynb
 	$(MAKE) results-index
 
 # issue #28 §1: FACTORIZER against VQ-VAE compute (profiles tiny, small, medium, large; top-50,000 and whole word list), parsers at the grid setting

@@ -179,7 +179,7 @@ def test_cpu_profile_finetuning_resumes_exactly(tokenizers, tmp_path):
 
 @needs_data
 def test_lm_notebooks_tiny(tmp_path):
-    """Tables 1/3, the four-tokenizer table and Figure 7 on the tiny profile (FACTORIZER: a stand-in vocabulary where 12_vocab_inference puts
+    """Tables 1/3, the four-tokenizer table and Figures 6 and 7 on the tiny profile (FACTORIZER: a stand-in vocabulary where 12_vocab_inference puts
     its own; the VQ-VAE notebooks have their own smoke test); kept predictions re-score."""
     from factorizer_nb.infra.reproduce import paper_notebooks, run_notebooks
     from factorizer_nb.downstream.ud_data import score_conllu
@@ -188,7 +188,7 @@ def test_lm_notebooks_tiny(tmp_path):
     (tmp_path / "work").mkdir()
     unigram_standin_vocab(word_counts("wordfreq:en", top_n=2000), 300).save(tmp_path / "work" / "vocab.dawg")
     nbs = paper_notebooks(ROOT, "lm")
-    assert [n.name[:2] for n in nbs] == ["44", "45", "46"]
+    assert [n.name[:2] for n in nbs] == ["44", "45", "46", "47"]
     res = run_notebooks(["en"], "tiny", nbs, runs_dir=tmp_path / "runs",
                         parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures")))
     assert all(v is None for v in res.values()), res
@@ -208,6 +208,10 @@ def test_lm_notebooks_tiny(tmp_path):
     assert set(fig7.fraction) == {1.0, 0.25} and set(fig7.model) == {"BPE", "FACTORIZER"}
     caption = json.loads((out / "fig7_scarcity_en.manifest.json").read_text())["caption"]
     assert "same 4 steps" in caption and "Paper: Figure 7" in caption
+    fig6 = pd.read_csv(out / "fig6_lm_noise_en.csv")                           # the fine-tuned models of Table 1 under noise
+    assert set(fig6.model) == {"BPE", "FACTORIZER"} and set(fig6.p_noise) == {0.0, 0.1}
+    clean = fig6[fig6.p_noise == 0].set_index("model").LAS
+    assert np.allclose(clean.loc[["BPE", "FACTORIZER"]], t1.set_index("model").LAS.loc[["BPE", "FACTORIZER"]].astype(float), atol=0.01)
     for d in (tmp_path / "work" / "lm").glob("*/full/ud/seed*"):              # kept predictions re-score to the tables' numbers
         s = score_conllu(d / "dev.gold.conllu", d / "dev.conllu")
         assert 0 <= s["LAS"] <= 100

@@ -64,7 +64,7 @@ def test_factorizer_pipeline_notebooks_tiny(tmp_path):
     assert "ar (no training treebank)" in json.loads((out / "table_parser_languages.manifest.json").read_text())["caption"]
     factorial = ROOT / "nbs/paper/heavy/19_factorial.ipynb"                   # issue #28 §2 on the same VQ-VAE and vocabulary
     res = run_notebooks(["gd"], "tiny", [factorial], runs_dir=tmp_path / "runs",
-                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(out), bpe_sizes="500"))
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(out), bpe_sizes="500", vq_profile=None))
     assert all(v is None for v in res.values()), res
     cells = pd.read_csv(out / "table_factorial_gd.csv")
     assert len(cells) == 4 and set(cells.segmentation) == {"FACTORIZER", "BPE-500"}

@@ -52,7 +52,8 @@ class LMExperiment(ParserExperiment):
 def _pretrain_log(path: Path) -> dict:
     "Steps, seconds and subword tokens per second of a finished pretraining run (from its log)."
     rows = list(csv.DictReader(open(Path(path).parent / LOG, encoding="utf-8")))
-    secs, toks = float(rows[-1]["seconds"]) if rows else 0.0, sum(int(r["tokens"]) for r in rows)
+    t = [float(r["seconds"]) for r in rows]                     # seconds since the process started: a resumed run starts again from 0
+    secs, toks = sum(a for a, b in zip(t, t[1:] + [0.0]) if b < a), sum(int(r["tokens"]) for r in rows)
     return dict(steps=len(rows), pretrain_seconds=secs, tokens_per_second=toks / secs if secs else float("nan"),
                 final_loss=float(rows[-1]["loss"]) if rows else float("nan"))
 

@@ -5,18 +5,19 @@
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #2d06ab05
 from __future__ import annotations
 import math
+from dataclasses import replace
 from pathlib import Path
 import torch
 import torch.nn.functional as F
-from .training import load_checkpoint
-from ..core.data import BOW_BYTES, EOW_BYTES
+from .training import VQConfig, load_checkpoint, train
+from ..core.data import BOW_BYTES, EOW_BYTES, load_settings, training_counts
 from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet, has_stray_bytes
 from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, FactorizerVQVAE,
                                             tokens_subword)
 
 # %% auto #0
 __all__ = ['load_vqvae', 'prior_triplets', 'greedy_decode', 'build_vocabulary', 'code_vectors', 'fallback_subwords',
-           'best_triplets', 'add_byte_fallback', 'infer_vocabulary']
+           'best_triplets', 'add_byte_fallback', 'infer_vocabulary', 'trained_vocabulary']
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #c6761621
 def load_vqvae(checkpoint: str | Path, use_ema: bool = True, device: str | torch.device = "cpu") -> tuple[FactorizerVQVAE, dict]:
@@ -145,3 +146,16 @@ def infer_vocabulary(checkpoint: str | Path, add_log_prior: bool = False, byte_f
     vocab, added = add_byte_fallback(vocab, model, triplets, log_prior if add_log_prior else None, batch_size)
     stats.update(byte_fallback_added=added, vocab_size=len(vocab))     # the same dict as vocab.meta["stats"]
     return vocab, stats
+
+# %% ../../nbs/factorizer/12_vocab_inference.ipynb #7b0cab02
+def trained_vocabulary(lang: str, profile: str, out_dir: str | Path, top_words: int | None = None, device: str = "cpu") -> tuple[Path, Path, VQConfig, list]:
+    "Train (or resume) `profile`'s VQ-VAE for `lang` in `out_dir` on the top `top_words` list entries (None: the profile's; 0: all), read its vocabulary out once: (vocab file, checkpoint, config, counts)."
+    P, out_dir = load_settings(lang, profile), Path(out_dir)
+    top_words = int(P["vq_top_words"]) if top_words is None else int(top_words)
+    cfg, counts = replace(VQConfig.from_settings(P), top_words=top_words), training_counts(P, top_n=top_words or None)
+    ckpt = train(counts, out_dir / "vqvae", cfg, device=device, progress=False, provenance=dict(lang=lang, profile=profile))
+    if not (out_dir / "vocab.dawg").exists():
+        vocab, _ = infer_vocabulary(ckpt, add_log_prior=P["vocab_add_log_prior"], byte_fallback=P["vocab_byte_fallback"],
+                                    batch_size=P["vocab_batch_size"], device=device, progress=False)
+        vocab.save(out_dir / "vocab.dawg")
+    return out_dir / "vocab.dawg", Path(ckpt), cfg, counts
