@@ -4,7 +4,8 @@
 
 # %% ../../nbs/downstream/43_experiments.ipynb #b7f18c38
 from __future__ import annotations
-import re
+import multiprocessing, re
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
@@ -19,7 +20,7 @@ from .ud_data import read_treebank, syntactic_words, UD_METRICS
 from .tokenizer_points import (FAMILIES, Point, factorizer_points, bpe_point, unigram_point, spm_bpe, sage_point,
                                                       SaGePointConfig, subwords_per_word)
 from .parser import ParserConfig, encode_words
-from .parser_training import ParserTraining, train_parser
+from .parser_training import ParserTraining, train_parser, train_parser_threads
 
 # %% auto #0
 __all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'run_grid', 'summarise', 'aso_eps_min',
@@ -33,17 +34,20 @@ def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0
 
 # %% ../../nbs/downstream/43_experiments.ipynb #9fbcff82
 def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: str | Path, seeds: Sequence[int], *,
-             config: ParserConfig, training: ParserTraining, device: str = "cpu", progress: bool = True, eval_every: int = 1) -> pd.DataFrame:
-    "Train a parser for every point and seed (resuming each); one row per run with the dev scores."
-    rows = []
-    for p in points:
-        spw = subwords_per_word(p.tokenizer, dev)
-        for seed in seeds:
-            scores = train_parser(p.tokenizer, train, dev, Path(out_root) / p.key / f"seed{seed}", config=config,
-                                  training=replace(training, seed=seed), device=device, progress=progress, eval_every=eval_every)
-            rows.append(dict(family=p.family, setting=p.setting, tokenizer=p.tokenizer.name, seed=seed, subwords_per_word=spw,
-                             **{m: scores[m] for m in UD_METRICS}))
-    return pd.DataFrame(rows)
+             config: ParserConfig, training: ParserTraining, device: str = "cpu", progress: bool = True, eval_every: int = 1,
+             workers: int = 1) -> pd.DataFrame:
+    "Train a parser for every point and seed (resuming each), `workers` at a time in their own processes; one row per run with the dev scores."
+    jobs = [(p, seed) for p in points for seed in seeds]
+    kws = [dict(tokenizer=p.tokenizer, train=train, dev=dev, out_dir=Path(out_root) / p.key / f"seed{seed}", config=config,
+                training=replace(training, seed=seed), device=device, progress=progress and workers == 1, eval_every=eval_every) for p, seed in jobs]
+    if workers > 1 and len(jobs) > 1:
+        threads = max(1, torch.get_num_threads() // workers)                   # the cores shared out, not oversubscribed
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            scores = list(pool.map(train_parser_threads, [threads] * len(kws), kws))
+    else: scores = [train_parser(**kw) for kw in kws]
+    spw = {p.key: subwords_per_word(p.tokenizer, dev) for p in points}
+    return pd.DataFrame([dict(family=p.family, setting=p.setting, tokenizer=p.tokenizer.name, seed=seed, subwords_per_word=spw[p.key],
+                              **{m: sc[m] for m in UD_METRICS}) for (p, seed), sc in zip(jobs, scores)])
 
 def summarise(runs: pd.DataFrame, metrics: Sequence[str] = UD_METRICS) -> pd.DataFrame:
     "Mean and standard deviation over seeds of every metric, per point."
@@ -103,7 +107,7 @@ class ParserExperiment:
         subset = f" Scored on the first {len(self.dev):,} dev sentences only (ud_dev_sentences)." if int(self.S["ud_dev_sentences"]) else ""
         return subset + "".join(f" Data note: {self.S[k]}." for k in ("parser_note", "data_note") if self.S.get(k))
 
-    def grid(self, points: Sequence[Point], progress: bool = True) -> pd.DataFrame:
-        "`run_grid` over `points` and the seeds, in the shared directory, with this experiment's splits and settings."
+    def grid(self, points: Sequence[Point], progress: bool = True, workers: int = 1) -> pd.DataFrame:
+        "`run_grid` over `points` and the seeds, in the shared directory, with this experiment's splits and settings (`workers` parsers at a time)."
         return run_grid(points, self.train, self.dev, self.grid_root, self.seeds, config=self.config, training=self.training,
-                        device=self.device, progress=progress, eval_every=self.S["ud_eval_every"])
+                        device=self.device, progress=progress, eval_every=self.S["ud_eval_every"], workers=workers)

@@ -19,7 +19,8 @@ from .parser import (FIELDS, ud_settings, LabelSet, Parser, ParserConfig, collat
 
 # %% auto #0
 __all__ = ['CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'ParserTraining', 'lr_factor', 'ParserData', 'predict_treebank',
-           'evaluate', 'tokenizer_sha256', 'parser_fingerprint', 'train_parser', 'load_parser', 'main']
+           'evaluate', 'tokenizer_sha256', 'parser_fingerprint', 'train_parser', 'train_parser_threads', 'load_parser',
+           'main']
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #605ae572
 @dataclass(frozen=True)
@@ -202,6 +203,12 @@ def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: S
     final = dict(model=model.state_dict(), config=asdict(config), training=asdict(t), classes=labels.classes, fingerprint=fp, scores=scores)
     atomic_write(out / FINAL, lambda p: torch.save(final, p))
     return scores
+
+# %% ../../nbs/downstream/42_parser_training.ipynb #7887dd47
+def train_parser_threads(threads: int, kw: dict) -> dict[str, float]:
+    "`train_parser(**kw)` on `threads` torch threads: one run of a grid in a worker process (importable, so spawned workers can find it)."
+    torch.set_num_threads(threads)
+    return train_parser(**kw)
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #e4dc5094
 def load_parser(run: str | Path, tokenizer: Tokenizer, device: str | torch.device = "cpu", build: Callable[..., Parser] = Parser) -> tuple[Parser, LabelSet]:
