@@ -201,6 +201,11 @@ def test_lm_notebooks_tiny(tmp_path):
     assert list(gates.model) == ["BPE"] and np.allclose(gates.ppl_word_over_unigram, gates.ppl_word / gates.unigram_ppl_word)
     assert (gates["gate 1 met"] == (gates.ppl_word_over_unigram <= 0.1)).all()          # 4 steps: far from it
     assert (gates["gate 2 met"] == (gates["fine-tuned LAS"] > gates["from-scratch LAS"])).all()
+    ctl = pd.read_csv(out / "table_lm_gate2_controls_en.csv")                  # gate 2's controls: 2 encoders x 2 architectures, and scratch
+    assert list(ctl.encoder) == ["pretrained", "random init", "pretrained", "random init", "none (the BiLSTM parser)"]
+    assert list(ctl.between.str.contains("BiLSTM")) == [False, False, True, True, False]
+    paper_row, scratch_row = ctl.iloc[0], ctl.iloc[-1]                         # the same runs as gate 2's, reused
+    assert np.isclose(paper_row.LAS, gates["fine-tuned LAS"].iloc[0]) and np.isclose(scratch_row.LAS, gates["from-scratch LAS"].iloc[0])
     four = pd.read_csv(out / "table_lm_tokenizers_en.csv")
     assert list(four.model) == ["BPE", "Unigram LM", "SaGe", "FACTORIZER", "FACTORIZER (12L)"]
     assert (four["held-out pseudo-perplexity per word"] > 1).all()

@@ -571,28 +571,34 @@ def unigram_perplexity(tokenizer: Tokenizer, rows: np.ndarray, texts: Sequence[s
 
 # %% ../../nbs/downstream/44_lm.ipynb #2379ebda
 class LMParser(Parser):
-    "The parser's heads on a softmax-weighted mix of a pretrained encoder's layers (UDify), fine-tuned end to end."
-    def __init__(self, tokenizer: Tokenizer, sizes: dict[str, int], config: ParserConfig, lm: MaskedLM):
+    "The parser's heads on a softmax-weighted mix of a pretrained encoder's layers (UDify), fine-tuned end to end; `lstm_layers` > 0 puts the parser's BiLSTM between mix and heads (UDPipe 2's way, not the paper's)."
+    def __init__(self, tokenizer: Tokenizer, sizes: dict[str, int], config: ParserConfig, lm: MaskedLM, lstm_layers: int = 0):
         nn.Module.__init__(self)
         self.config, self.sizes, self.lm = config, dict(sizes), lm
         self.register_buffer("unk_id", torch.tensor(tokenizer.special_id("[MASK]"), dtype=torch.long), persistent=False)   # word dropout
         self.mix, self.scale = nn.Parameter(torch.zeros(lm.config.layers + 1)), nn.Parameter(torch.ones(()))
-        self.build_heads(lm.config.hidden)
+        D, H = lm.config.hidden, 2 * config.lstm_dim
+        self.lstms = nn.ModuleList(nn.LSTM(D if k == 0 else H, config.lstm_dim, batch_first=True, bidirectional=True) for k in range(lstm_layers))
+        self.build_heads(H if lstm_layers else D)
 
     def encode(self, ids: torch.Tensor, word_index: torch.Tensor, n_words: torch.Tensor) -> torch.Tensor:
-        "Word states [B, W+1, hidden] from the layer mix, position 0 being the root."
+        "Word states [B, W+1, hidden or 2*lstm_dim] from the layer mix (through the BiLSTM, if any), position 0 being the root."
         if self.training and self.config.word_dropout > 0: ids = _word_dropout(ids, word_index, self.config.word_dropout, self.unk_id)
         states = self.lm.hidden_states(ids, word_index >= 0)                    # (layers + 1) x [B, T, D]
         weights = self.mix.softmax(0)
         x = self.scale * sum(w * s for w, s in zip(weights, states))            # [B, T, D]
         x = self.drop(pool_batch(x, word_index, max(int(n_words.max()) if len(n_words) else 0, 1)))   # [B, W, D]
+        if len(self.lstms): x = self.bilstm(x, n_words)                          # [B, W, 2*lstm_dim]
         return torch.cat([self.root.expand(x.shape[0], 1, -1).to(x.dtype), x], 1)
 
 # %% ../../nbs/downstream/44_lm.ipynb #3a500aed
-def finetune_build(lm_path: str | Path) -> tuple[Callable[..., LMParser], str]:
-    "`build` and `build_id` for `train_parser` and `load_parser`: an `LMParser` on the model pretrained at `lm_path`, named by its sha256."
+def finetune_build(lm_path: str | Path, *, pretrained: bool = True, lstm_layers: int = 0) -> tuple[Callable[..., LMParser], str]:
+    "`build` and `build_id` for `train_parser` and `load_parser`: an `LMParser` on the model pretrained at `lm_path`, named by its sha256 (`pretrained=False`: on a fresh encoder of its shape, the control for what pretraining adds)."
     sha = hashlib.sha256(Path(lm_path).read_bytes()).hexdigest()
-    return (lambda tok, sizes, config: LMParser(tok, sizes, config, load_lm(lm_path, tok).train())), f"lm:{sha}"
+    def build(tok: Tokenizer, sizes: dict[str, int], config: ParserConfig) -> LMParser:
+        lm = load_lm(lm_path, tok)
+        return LMParser(tok, sizes, config, (lm if pretrained else MaskedLM(tok, lm.config)).train(), lstm_layers)
+    return build, f"lm{'' if pretrained else '-shape'}:{sha}" + (f"+bilstm{lstm_layers}" if lstm_layers else "")
 
 def finetune_training(s: dict, seed: int | None = None):
     "Table 7's `ParserTraining`, with any `ft_<field>` setting (a profile's fine-tuning choice) in place of `ud_<field>`."

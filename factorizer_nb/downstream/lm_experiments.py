@@ -4,7 +4,7 @@
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #ae55c664
 from __future__ import annotations
-import csv
+import csv, re
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Sequence
@@ -16,7 +16,7 @@ from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, finetune_build, fine
                                          pseudo_perplexity, unigram_perplexity, packed_rows, settings_corpus, LOG)
 
 # %% auto #0
-__all__ = ['LMExperiment']
+__all__ = ['LMExperiment', 'finetune_kind']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
@@ -70,23 +70,30 @@ def _perplexity(self: LMExperiment, spec: LMSpec, lm_path: Path, held: Sequence[
 LMExperiment.perplexity = _perplexity
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #014d7c39
+def finetune_kind(pretrained: bool = True, lstm_layers: int = 0) -> tuple[str, str]:
+    "The run directory and the label of a fine-tuning (`finetune_build`'s controls named; 'ud', 'fine-tuned' for the paper's parser)."
+    return ("ud" + ("" if pretrained else "-init") + (f"-bilstm{lstm_layers}" if lstm_layers else ""),
+            "fine-tuned" + ("" if pretrained else " from random init") + (f", mix -> {lstm_layers}-layer BiLSTM" if lstm_layers else ""))
+
 def _finetune(self: LMExperiment, spec: LMSpec, lm_path: Path, fraction: float = 1.0, n_avg: int | None = None,
-              progress: bool = True) -> pd.DataFrame:
-    "Fine-tune `spec`'s pretrained model on UD for every seed; one row per seed and evaluation (sampling models: deterministic and averaged)."
-    build, build_id = finetune_build(lm_path)
+              progress: bool = True, pretrained: bool = True, lstm_layers: int = 0) -> pd.DataFrame:
+    "Fine-tune `spec`'s pretrained model on UD for every seed; one row per seed and evaluation (sampling models: deterministic and averaged); `pretrained`, `lstm_layers`: `finetune_build`'s controls."
+    build, build_id = finetune_build(lm_path, pretrained=pretrained, lstm_layers=lstm_layers)
     config, n_avg = self.config, int(n_avg or self.S["ud_averaging_samples"])
+    kind, label = finetune_kind(pretrained, lstm_layers)
+    name = spec.name + ("" if kind == "ud" else f" ({label})")
     rows = []
     for seed in self.seeds:
-        run = self.run_dir(spec, fraction) / "ud" / f"seed{seed}"
+        run = self.run_dir(spec, fraction) / kind / f"seed{seed}"
         ft = finetune_training(self.S, seed)
         scores = train_parser(spec.tokenizer, self.train, self.dev, run, config=config, training=ft, device=self.device, progress=progress,
                               build=build, build_id=build_id, eval_every=self.ft_eval_every)
-        base = dict(model=spec.name, family=spec.family, fraction=fraction, seed=seed)
+        base = dict(model=name, family=spec.family, fraction=fraction, seed=seed)
         if not spec.tokenizer.samples:
             rows.append(dict(base, evaluation="deterministic", **scores)); continue
         model, labels = load_parser(run, spec.tokenizer, self.device, build=build)
         rows.append(dict(base, evaluation="deterministic", **evaluate(model, spec.eval_tokenizer, self.dev, labels, run / "eval", name="dev_plain")))
-        rows.append(dict(base, model=f"{spec.name} + averaging", evaluation=f"averaged over {n_avg}",
+        rows.append(dict(base, model=f"{name} + averaging", evaluation=f"averaged over {n_avg}",
                          **evaluate(model, spec.tokenizer, self.dev, labels, run / "eval", name=f"dev_averaged{n_avg}", n_samples=n_avg, seed=seed)))
     return pd.DataFrame(rows)
 LMExperiment.finetune = _finetune
@@ -110,12 +117,15 @@ def _scratch(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, progress: 
 LMExperiment.scratch = _scratch
 
 def _dev_curves(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> pd.DataFrame:
-    "Dev scores per scored epoch of `spec`'s fine-tuning and from-scratch runs (from their logs): model, kind, seed, epoch and the metrics."
-    rows = []
-    for kind in ("ud", "scratch"):
-        for log in sorted((self.run_dir(spec, fraction) / kind).glob(f"seed*/{LOG}")):
+    "Dev scores per scored epoch of `spec`'s fine-tuning runs (controls included) and from-scratch runs (from their logs): model, kind, seed, epoch and the metrics."
+    rows, top = [], self.run_dir(spec, fraction)
+    for kind in sorted(d.name for d in top.glob("ud*")) + ["scratch"]:
+        n = int(m.group(1)) if (m := re.search(r"-bilstm(\d+)$", kind)) else 0
+        label = "from scratch" if kind == "scratch" else finetune_kind("-init" not in kind, n)[1]
+        if kind != "scratch" and finetune_kind("-init" not in kind, n)[0] != kind: continue     # not a fine-tuning of ours
+        for log in sorted((top / kind).glob(f"seed*/{LOG}")):
             for r in csv.DictReader(open(log, encoding="utf-8")):
-                if r.get("LAS"): rows.append(dict(model=spec.name, kind="fine-tuned" if kind == "ud" else "from scratch", seed=int(log.parent.name[4:]),
+                if r.get("LAS"): rows.append(dict(model=spec.name, kind=label, seed=int(log.parent.name[4:]),
                                                   epoch=int(r["epoch"]), **{m: float(r[m]) for m in UD_METRICS if r.get(m)}))
     return pd.DataFrame(rows)
 LMExperiment.dev_curves = _dev_curves

@@ -183,14 +183,19 @@ def _encode(self: Parser, ids: torch.Tensor, word_index: torch.Tensor, n_words: 
     "Contextual word states [B, W+1, 2*lstm_dim], position 0 being the root."
     if self.training and self.config.word_dropout > 0: ids = _word_dropout(ids, word_index, self.config.word_dropout, self.unk_id)
     W = int(n_words.max()) if len(n_words) else 0
-    x = self.drop(pool_batch(self.drop(self.embed(ids)), word_index, max(W, 1)))       # [B, W, E]
+    x = self.bilstm(self.drop(pool_batch(self.drop(self.embed(ids)), word_index, max(W, 1))), n_words)   # [B, W, H]
+    return torch.cat([self.root.expand(x.shape[0], 1, -1).to(x.dtype), x], 1)   # [B, W+1, H]
+Parser.encode = _encode
+
+def _bilstm(self: Parser, x: torch.Tensor, n_words: torch.Tensor) -> torch.Tensor:
+    "Word vectors [B, W, E] through the BiLSTM stack `self.lstms` (residual from the second layer on): [B, W, 2*lstm_dim]."
     lengths = n_words.clamp_min(1).cpu()
     for k, lstm in enumerate(self.lstms):
         packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
         h, _ = pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=x.shape[1])   # [B, W, H]
-        x = self.drop(h) + (x if k > 0 else 0)                                    # residual from the second layer on
-    return torch.cat([self.root.expand(x.shape[0], 1, -1).to(x.dtype), x], 1)   # [B, W+1, H]
-Parser.encode = _encode
+        x = self.drop(h) + (x if k > 0 else 0)
+    return x
+Parser.bilstm = _bilstm
 
 # %% ../../nbs/downstream/41_parser.ipynb #d64aeb1d
 def _forward(self: Parser, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
