@@ -206,6 +206,9 @@ def test_lm_notebooks_tiny(tmp_path):
     assert list(ctl.between.str.contains("BiLSTM")) == [False, False, True, True, False]
     paper_row, scratch_row = ctl.iloc[0], ctl.iloc[-1]                         # the same runs as gate 2's, reused
     assert np.isclose(paper_row.LAS, gates["fine-tuned LAS"].iloc[0]) and np.isclose(scratch_row.LAS, gates["from-scratch LAS"].iloc[0])
+    bilstm_row = ctl.iloc[2]                                                   # the gates table names the BiLSTM control's gate 2 as well
+    assert np.isclose(gates.filter(like="fine-tuned LAS, mix ->").iloc[0, 0], bilstm_row.LAS)
+    assert gates["gate 2 met with the BiLSTM"].iloc[0] == (bilstm_row.LAS > scratch_row.LAS)
     four = pd.read_csv(out / "table_lm_tokenizers_en.csv")
     assert list(four.model) == ["BPE", "Unigram LM", "SaGe", "FACTORIZER", "FACTORIZER (12L)"]
     assert (four["held-out pseudo-perplexity per word"] > 1).all()
