@@ -120,9 +120,9 @@ def _dev_curves(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> pd.D
     "Dev scores per scored epoch of `spec`'s fine-tuning runs (controls included) and from-scratch runs (from their logs): model, kind, seed, epoch and the metrics."
     rows, top = [], self.run_dir(spec, fraction)
     for kind in sorted(d.name for d in top.glob("ud*")) + ["scratch"]:
-        n = int(m.group(1)) if (m := re.search(r"-bilstm(\d+)$", kind)) else 0
-        label = "from scratch" if kind == "scratch" else finetune_kind("-init" not in kind, n)[1]
-        if kind != "scratch" and finetune_kind("-init" not in kind, n)[0] != kind: continue     # not a fine-tuning of ours
+        if kind == "scratch": label = "from scratch"
+        elif m := re.fullmatch(r"ud(-init)?(?:-bilstm([1-9]\d*))?", kind): label = finetune_kind(not m[1], int(m[2] or 0))[1]
+        else: continue                                                          # not a fine-tuning of ours
         for log in sorted((top / kind).glob(f"seed*/{LOG}")):
             for r in csv.DictReader(open(log, encoding="utf-8")):
                 if r.get("LAS"): rows.append(dict(model=spec.name, kind=label, seed=int(log.parent.name[4:]),
