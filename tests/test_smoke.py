@@ -75,6 +75,8 @@ def test_factorizer_pipeline_notebooks_tiny(tmp_path):
     assert set(aso.ingredient) == {"embedding", "segmentation"} and len(aso) == 4
     curves = pd.read_csv(out / "factorial_curves_gd.csv")
     assert curves.LAS.between(0, 100).all() and curves.cell.nunique() == 4
+    records = sorted((tmp_path / "work" / "ledger").rglob("seed*.json"))       # every finished parser recorded in the ledger
+    assert len(records) == len(cells) and all(json.loads(r.read_text())["scores"]["LAS"] >= 0 for r in records)
 
 
 @needs_data

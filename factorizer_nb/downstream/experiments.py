@@ -14,7 +14,7 @@ import pandas as pd
 import conllu
 import torch
 from deepsig import aso
-from ..core.data import load_settings, training_counts, run_dir, add_noise
+from ..core.data import load_settings, training_counts, run_dir, add_noise, project_root
 from ..core.protocol import Tokenizer
 from .ud_data import read_treebank, syntactic_words, UD_METRICS
 from .tokenizer_points import (FAMILIES, Point, factorizer_points, bpe_point, unigram_point, spm_bpe, sage_point,
@@ -35,11 +35,12 @@ def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0
 # %% ../../nbs/downstream/43_experiments.ipynb #9fbcff82
 def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: str | Path, seeds: Sequence[int], *,
              config: ParserConfig, training: ParserTraining, device: str = "cpu", progress: bool = True, eval_every: int = 1,
-             workers: int = 1) -> pd.DataFrame:
-    "Train a parser for every point and seed (resuming each), `workers` at a time in their own processes; one row per run with the dev scores."
+             workers: int = 1, ledger: str | Path | None = None) -> pd.DataFrame:
+    "Train a parser for every point and seed (resuming each), `workers` at a time in their own processes; one row per run with the dev scores. With `ledger`, each finished run is recorded in (and read back from) `ledger/<point>/seed<k>.json`."
     jobs = [(p, seed) for p in points for seed in seeds]
     kws = [dict(tokenizer=p.tokenizer, train=train, dev=dev, out_dir=Path(out_root) / p.key / f"seed{seed}", config=config,
-                training=replace(training, seed=seed), device=device, progress=progress and workers == 1, eval_every=eval_every) for p, seed in jobs]
+                training=replace(training, seed=seed), device=device, progress=progress and workers == 1, eval_every=eval_every,
+                ledger=Path(ledger) / p.key / f"seed{seed}.json" if ledger else None) for p, seed in jobs]
     if workers > 1 and len(jobs) > 1:
         threads = max(1, torch.get_num_threads() // workers)                   # the cores shared out, not oversubscribed
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -80,6 +81,7 @@ class ParserExperiment:
     config: ParserConfig
     training: ParserTraining
     device: str
+    ledger_dir: Path | None = None      # data/ledger/<lang>-<profile>, committed records of finished parsers (<work_dir>/ledger for a scratch run)
 
     @classmethod
     def setup(cls, lang: str, profile: str, work_dir=None, device: str | None = None) -> "ParserExperiment":
@@ -90,7 +92,8 @@ class ParserExperiment:
         full = read_treebank(S["parser_train"])
         return cls(S, Path(work_dir) if work_dir else run_dir(lang, profile=profile), full, full[:int(S["ud_train_sentences"]) or None],
                    read_treebank(S["parser_dev"])[:int(S["ud_dev_sentences"]) or None], [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))],
-                   ParserConfig.from_settings(S), ParserTraining.from_settings(S), device or ("cuda" if torch.cuda.is_available() else "cpu"))
+                   ParserConfig.from_settings(S), ParserTraining.from_settings(S), device or ("cuda" if torch.cuda.is_available() else "cpu"),
+                   Path(work_dir) / "ledger" if work_dir else project_root() / "data" / "ledger" / f"{lang}-{profile}")
 
     @property
     def grid_root(self) -> Path: return self.work / "ud" / "fig4"         # shared by Figures 4 and 6 and the ablation
@@ -107,7 +110,8 @@ class ParserExperiment:
         subset = f" Scored on the first {len(self.dev):,} dev sentences only (ud_dev_sentences)." if int(self.S["ud_dev_sentences"]) else ""
         return subset + "".join(f" Data note: {self.S[k]}." for k in ("parser_note", "data_note") if self.S.get(k))
 
-    def grid(self, points: Sequence[Point], progress: bool = True, workers: int = 1) -> pd.DataFrame:
-        "`run_grid` over `points` and the seeds, in the shared directory, with this experiment's splits and settings (`workers` parsers at a time)."
+    def grid(self, points: Sequence[Point], progress: bool = True, workers: int = 1, ledger: bool = False) -> pd.DataFrame:
+        "`run_grid` over `points` and the seeds, in the shared directory, with this experiment's splits and settings (`workers` parsers at a time; `ledger`: record finished runs in `ledger_dir`)."
         return run_grid(points, self.train, self.dev, self.grid_root, self.seeds, config=self.config, training=self.training,
-                        device=self.device, progress=progress, eval_every=self.S["ud_eval_every"], workers=workers)
+                        device=self.device, progress=progress, eval_every=self.S["ud_eval_every"], workers=workers,
+                        ledger=self.ledger_dir if ledger else None)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #512710b7
 from __future__ import annotations
-import argparse, copy, csv, hashlib, io, json, math, sys, tempfile, time
+import argparse, copy, csv, hashlib, io, json, math, platform, sys, tempfile, time, warnings
 from dataclasses import dataclass, asdict, fields
 from pathlib import Path
 from typing import Callable, Sequence
@@ -19,8 +19,8 @@ from .parser import (FIELDS, ud_settings, LabelSet, Parser, ParserConfig, collat
 
 # %% auto #0
 __all__ = ['CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'ParserTraining', 'lr_factor', 'ParserData', 'predict_treebank',
-           'evaluate', 'tokenizer_sha256', 'parser_fingerprint', 'train_parser', 'train_parser_threads', 'load_parser',
-           'main']
+           'evaluate', 'tokenizer_sha256', 'parser_fingerprint', 'read_ledger', 'write_ledger', 'train_parser',
+           'train_parser_threads', 'load_parser', 'main']
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #605ae572
 @dataclass(frozen=True)
@@ -144,17 +144,43 @@ def _write_log(path: Path, rows: list[dict], columns: Sequence[str] = LOG_COLUMN
     buf = io.StringIO(); w = csv.DictWriter(buf, columns, extrasaction="ignore"); w.writeheader(); w.writerows(rows)
     atomic_write(path, lambda t: t.write_text(buf.getvalue(), encoding="utf-8"))
 
+# %% ../../nbs/downstream/42_parser_training.ipynb #178b7a16
+def _jsonable(x): return json.loads(json.dumps(x))
+
+def read_ledger(path: str | Path, fingerprint: dict) -> dict | None:
+    "The finished run recorded at `path` if its fingerprint is `fingerprint`; None if there is no record or it is another run's (with a warning)."
+    path = Path(path)
+    if not path.exists(): return None
+    try: rec = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{path} is not a ledger record ({e}); restore it with git or delete it") from e
+    if not isinstance(rec, dict) or not {"fingerprint", "scores", "log"} <= rec.keys():
+        raise ValueError(f"{path} is not a ledger record (it lacks fingerprint, scores or log); restore it with git or delete it")
+    ours = _jsonable(fingerprint)
+    if rec["fingerprint"] == ours: return rec
+    diff = sorted(k for k in set(rec["fingerprint"]) | set(ours) if rec["fingerprint"].get(k) != ours.get(k))
+    warnings.warn(f"{path} records another run (it differs in {', '.join(diff)}); training this one, whose record will replace it")
+    return None
+
+def write_ledger(path: str | Path, fingerprint: dict, scores: dict, log: list[dict]) -> Path:
+    "Record a finished run at `path`: fingerprint, final dev scores, per-epoch log, and the torch version and machine it ran on."
+    rec = dict(fingerprint=_jsonable(fingerprint), scores=scores, log=log, torch=torch.__version__, machine=platform.machine())
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return atomic_write(path, lambda t: t.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8"))
+
+
 # %% ../../nbs/downstream/42_parser_training.ipynb #7887dd46
 def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: Sequence[conllu.TokenList], out_dir: str | Path, *,
                  config: ParserConfig = ParserConfig(), training: ParserTraining = ParserTraining(), device: str | torch.device = "cpu",
                  progress: bool = True, on_epoch_end: Callable[[int, dict], None] | None = None, eval_every: int = 1,
-                 build: Callable[..., Parser] = Parser, build_id: str | None = None) -> dict[str, float]:
-    "Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the last epoch (dev is scored every `eval_every` epochs and after the last). `build(tokenizer, sizes, config)` makes the model (a pretrained encoder: `build_id` names it in the fingerprint)."
+                 build: Callable[..., Parser] = Parser, build_id: str | None = None, ledger: str | Path | None = None) -> dict[str, float]:
+    "Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the last epoch (dev is scored every `eval_every` epochs and after the last). `build(tokenizer, sizes, config)` makes the model (a pretrained encoder: `build_id` names it in the fingerprint). With `ledger`, a finished run is recorded in that JSON file, and a run the file already records is not trained again (`read_ledger`)."
     out, device, t = Path(out_dir), torch.device(device), training
     out.mkdir(parents=True, exist_ok=True)
     labels = LabelSet.from_sentences(train)
     data = ParserData.build(train, labels)
     fp = parser_fingerprint(tokenizer, train, dev, config, t) | ({"model_build": build_id} if build_id else {})
+    if ledger and (rec := read_ledger(ledger, fp)) is not None:              # finished before, perhaps in a runs/ since lost
+        _write_log(out / LOG, rec["log"]); return rec["scores"]
     torch.manual_seed(t.seed)
     model = build(tokenizer, {f: labels.size(f) for f in FIELDS}, config).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=t.lr_initial, betas=(t.adam_beta1, t.adam_beta2), eps=t.adam_eps, weight_decay=t.weight_decay)
@@ -202,6 +228,7 @@ def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: S
         if on_epoch_end: on_epoch_end(epoch + 1, scores)
     final = dict(model=model.state_dict(), config=asdict(config), training=asdict(t), classes=labels.classes, fingerprint=fp, scores=scores)
     atomic_write(out / FINAL, lambda p: torch.save(final, p))
+    if ledger: write_ledger(ledger, fp, scores, rows)
     return scores
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #7887dd47
