@@ -12,7 +12,8 @@
 #                             and the from-scratch parser (nbs/paper/lm/44_lm_gates), resumable, into runs/en-cpu/ and figures/cpu/
 #   make factorial            FACTORIZER's segmentation and embedding crossed on from-scratch parsers trained to a plateau (issue #28;
 #                             profile plateau, nbs/paper/heavy/19_factorial; the medium VQ-VAE, trained once in runs/en-grid/ladder/ and
-#                             shared with make ladder), resumable, into runs/en-plateau/ and figures/plateau/
+#                             shared with make ladder), resumable, into runs/en-plateau/ and figures/plateau/; each finished parser
+#                             is recorded in data/ledger/en-plateau/ (commit it: a later session reads it back, even without runs/)
 #   make parser-grid          the from-scratch parser's fuller CPU grid (profile grid: 3 seeds, 6 epochs; en, gd, tr, zh, no), resumable,
 #                             into runs/<lang>-grid/ and figures/grid/
 #   make sage-paper           SaGe at Table 6's sizes (20,000 -> 16,000) on the English Wikipedia text offline (nbs/paper/21_sage, profile
@@ -83,7 +84,8 @@ factorial: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau --notebooks nbs/paper/heavy/19_factorial.ipynb
 	$(MAKE) results-index
 
-# issue #28 §1: FACTORIZER against VQ-VAE compute (profiles tiny, small, medium, large; top-50,000 and whole word list), parsers at the grid setting
+# issue #28 §1: FACTORIZER against VQ-VAE compute (profiles tiny, small, medium, large; top-50,000 and whole word list), parsers at the grid
+# setting, each recorded when finished in data/ledger/en-grid/ (commit it)
 ladder: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile grid --notebooks nbs/paper/heavy/20_vq_ladder.ipynb
 	$(MAKE) results-index

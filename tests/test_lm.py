@@ -223,6 +223,13 @@ def test_lm_notebooks_tiny(tmp_path):
     for d in (tmp_path / "work" / "lm").glob("*/full/ud/seed*"):              # kept predictions re-score to the tables' numbers
         s = score_conllu(d / "dev.gold.conllu", d / "dev.conllu")
         assert 0 <= s["LAS"] <= 100
+    res = run_notebooks(["en"], "tiny", nbs[:1], runs_dir=tmp_path / "runs2",  # two models' gates, controls for one (the pretrained runs reused)
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "fig2"), models="BPE,FACTORIZER", controls="BPE"))
+    assert all(v is None for v in res.values()), res
+    two = pd.read_csv(tmp_path / "fig2" / "table_lm_gates_en.csv")
+    assert list(two.model) == ["BPE", "FACTORIZER"] and np.isclose(two.ppl_word.iloc[0], gates.ppl_word.iloc[0])
+    assert two.filter(like="fine-tuned LAS, mix ->").iloc[:, 0].isna().tolist() == [False, True]
+    assert set(pd.read_csv(tmp_path / "fig2" / "table_lm_gate2_controls_en.csv").base) == {"BPE"}
 
 
 def test_a_run_keeps_its_precision():
