@@ -28,8 +28,9 @@ __all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 
            'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt', 'paragraphs', 'lm_corpus',
            'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining', 'cpu_bf16_speedup', 'has_bf16',
            'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint', 'mlm_loss', 'train_lm',
-           'load_lm', 'pseudo_perplexity', 'unigram_perplexity', 'LMParser', 'finetune_build', 'finetune_training',
-           'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command', 'pretrain']
+           'load_lm', 'pseudo_perplexity', 'unigram_perplexity', 'factorized_unigram_perplexity', 'LMParser',
+           'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args',
+           'pretrain_command', 'pretrain']
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -548,26 +549,50 @@ def _unit_keys(ids: np.ndarray, base: int) -> np.ndarray:
     "One int64 key per subword of ids [N, k] (k = 1 or 3 indices, each below `base`)."
     return (ids.astype(np.int64) * base ** np.arange(ids.shape[1] - 1, -1, -1, dtype=np.int64)).sum(1)
 
-def unigram_perplexity(tokenizer: Tokenizer, rows: np.ndarray, texts: Sequence[str], *, seq_len: int = 128, smoothing: float = 1.0) -> dict[str, float]:
-    "Per-word and per-subword perplexity on `texts` of the add-`smoothing` unigram model of the subwords in packed rows [N, T, *id_shape], over `pseudo_perplexity`'s words."
-    if not (math.isfinite(smoothing) and smoothing >= 0): raise ValueError(f"smoothing must be finite and >= 0, got {smoothing}")
-    k, base = int(np.prod(tokenizer.id_shape)) if tokenizer.id_shape else 1, tokenizer.embedding_rows
-    special = _unit_keys(np.stack([np.asarray(tokenizer.special_id(t)).reshape(k) for t in ("[CLS]", "[SEP]", "[PAD]", "[MASK]")]), base)
-    keys = _unit_keys(np.asarray(rows).reshape(-1, k), base)                    # [N * T]
-    units, counts = np.unique(keys[~np.isin(keys, special)], return_counts=True)
-    support = len(e) if (e := tokenizer.emitted_ids()) is not None else base
-    log_denominator = math.log(counts.sum() + smoothing * support)
+def _context_free_perplexity(tokenizer: Tokenizer, texts: Sequence[str], seq_len: int, log_prob: Callable[[np.ndarray], np.ndarray]) -> dict[str, float]:
+    "Per-word and per-subword perplexity on `texts`, over `pseudo_perplexity`'s words, of a model without context: `log_prob(ids [n, k])` gives [n] log-probabilities."
+    k = int(np.prod(tokenizer.id_shape)) if tokenizer.id_shape else 1
     chunks, skipped = _word_chunks(tokenizer, texts, seq_len - 1)
     total, n_words, n_sub = 0.0, 0, 0
     for ids, wid in chunks:
-        q = _unit_keys(ids.reshape(len(ids), k), base)
-        at = np.minimum(np.searchsorted(units, q), len(units) - 1)
-        c = np.where(units[at] == q, counts[at], 0) + smoothing                  # [n] smoothed counts
-        if (c <= 0).any(): return dict(words=0, subwords=0, skipped_words=skipped, log_prob=-math.inf, ppl_word=math.inf, ppl_subword=math.inf)
-        total += float(np.log(c).sum()) - len(q) * log_denominator
-        n_words, n_sub = n_words + len(np.unique(wid)), n_sub + len(q)
+        lp = log_prob(ids.reshape(len(ids), k))                                  # [n]
+        if not np.isfinite(lp).all(): return dict(words=0, subwords=0, skipped_words=skipped, log_prob=-math.inf, ppl_word=math.inf, ppl_subword=math.inf)
+        total += float(lp.sum())
+        n_words, n_sub = n_words + len(np.unique(wid)), n_sub + len(ids)
     w, n = max(n_words, 1), max(n_sub, 1)
     return dict(words=n_words, subwords=n_sub, skipped_words=skipped, log_prob=total, ppl_word=math.exp(-total / w), ppl_subword=math.exp(-total / n))
+
+def _counted_units(tokenizer: Tokenizer, rows: np.ndarray, smoothing: float) -> tuple[np.ndarray, int, int]:
+    "The subwords of packed rows [N, T, *id_shape] as [M, k] ids, specials left out; k and the rows of each index."
+    if not (math.isfinite(smoothing) and smoothing >= 0): raise ValueError(f"smoothing must be finite and >= 0, got {smoothing}")
+    k, base = int(np.prod(tokenizer.id_shape)) if tokenizer.id_shape else 1, tokenizer.embedding_rows
+    special = _unit_keys(np.stack([np.asarray(tokenizer.special_id(t)).reshape(k) for t in ("[CLS]", "[SEP]", "[PAD]", "[MASK]")]), base)
+    flat = np.asarray(rows).reshape(-1, k)
+    return flat[~np.isin(_unit_keys(flat, base), special)], k, base
+
+def unigram_perplexity(tokenizer: Tokenizer, rows: np.ndarray, texts: Sequence[str], *, seq_len: int = 128, smoothing: float = 1.0) -> dict[str, float]:
+    "Per-word and per-subword perplexity on `texts` of the add-`smoothing` unigram model of the subwords in packed rows [N, T, *id_shape], over `pseudo_perplexity`'s words."
+    flat, k, base = _counted_units(tokenizer, rows, smoothing)
+    units, counts = np.unique(_unit_keys(flat, base), return_counts=True)
+    support = len(e) if (e := tokenizer.emitted_ids()) is not None else base
+    log_denominator = math.log(counts.sum() + smoothing * support)
+    def log_prob(ids: np.ndarray) -> np.ndarray:
+        q = _unit_keys(ids, base)
+        at = np.minimum(np.searchsorted(units, q), len(units) - 1)
+        with np.errstate(divide="ignore"): return np.log(np.where(units[at] == q, counts[at], 0) + smoothing) - log_denominator
+    return _context_free_perplexity(tokenizer, texts, seq_len, log_prob)
+
+def factorized_unigram_perplexity(tokenizer: Tokenizer, rows: np.ndarray, texts: Sequence[str], *, seq_len: int = 128, smoothing: float = 1.0) -> dict[str, float]:
+    "As `unigram_perplexity`, for the product of one add-`smoothing` unigram model per index, renormalized over the ids the tokenizer can emit: the best a head of independent softmaxes can do without context."
+    if not tokenizer.id_shape: raise ValueError(f"{tokenizer.name} has one id per subword: its factorized unigram model is its unigram model")
+    flat, k, base = _counted_units(tokenizer, rows, smoothing)
+    with np.errstate(divide="ignore"):
+        logp = np.stack([np.log(np.bincount(flat[:, j], minlength=base) + smoothing) - math.log(len(flat) + smoothing * base) for j in range(k)])   # [k, base]
+    score = lambda ids: logp[np.arange(k), ids].sum(1)                           # [n] unnormalized: the product of the k marginals
+    support = np.asarray(tokenizer.emitted_ids()).reshape(-1, k)                 # [S, k]
+    with np.errstate(invalid="ignore"): log_z = np.logaddexp.reduce(score(support))
+    return _context_free_perplexity(tokenizer, texts, seq_len, lambda ids: score(ids) - log_z)
+
 
 # %% ../../nbs/downstream/44_lm.ipynb #2379ebda
 class LMParser(Parser):

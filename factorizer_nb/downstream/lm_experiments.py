@@ -13,7 +13,7 @@ from .ud_data import UD_METRICS
 from .parser_training import ParserTraining, train_parser, load_parser, evaluate
 from .experiments import ParserExperiment
 from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, finetune_build, finetune_training, load_lm, num_parameters,
-                                         pseudo_perplexity, unigram_perplexity, packed_rows, settings_corpus, LOG)
+                                         pseudo_perplexity, unigram_perplexity, factorized_unigram_perplexity, packed_rows, settings_corpus, LOG)
 
 # %% auto #0
 __all__ = ['LMExperiment', 'finetune_kind']
@@ -58,13 +58,18 @@ def _pretrain_log(path: Path) -> dict:
                 final_loss=float(rows[-1]["loss"]) if rows else float("nan"))
 
 def _perplexity(self: LMExperiment, spec: LMSpec, lm_path: Path, held: Sequence[str], train: Sequence[str] | None = None) -> dict:
-    "Parameters, pretraining speed and held-out pseudo-perplexity (deterministic tokenizer) of one pretrained model; with `train`, the unigram model's beside it."
+    "Parameters, pretraining speed and held-out pseudo-perplexity (deterministic tokenizer) of one pretrained model; with `train`, the unigram model's beside it (and, for a factorized head, the factorized unigram model's)."
     model, seq_len = load_lm(lm_path, spec.eval_tokenizer, self.device), int(self.S["lm_seq_len"])
     ppl = pseudo_perplexity(model, spec.eval_tokenizer, held, seq_len=seq_len, groups=int(self.S["lm_ppl_groups"]), seed=int(self.S["seed"]))
     uni = {}
     if train is not None:
-        u = unigram_perplexity(spec.eval_tokenizer, packed_rows(spec.eval_tokenizer, train, seq_len, cache_dir=self.lm_dir / "cache"), held, seq_len=seq_len)
+        rows = packed_rows(spec.eval_tokenizer, train, seq_len, cache_dir=self.lm_dir / "cache")
+        u = unigram_perplexity(spec.eval_tokenizer, rows, held, seq_len=seq_len)
         uni = dict(unigram_ppl_word=u["ppl_word"], unigram_ppl_subword=u["ppl_subword"], ppl_word_over_unigram=ppl["ppl_word"] / u["ppl_word"])
+        if spec.eval_tokenizer.id_shape:                                        # a three-softmax head: the best it can do without context, too
+            f = factorized_unigram_perplexity(spec.eval_tokenizer, rows, held, seq_len=seq_len)
+            uni |= dict(factorized_unigram_ppl_word=f["ppl_word"], factorized_unigram_ppl_subword=f["ppl_subword"],
+                        ppl_word_over_factorized_unigram=ppl["ppl_word"] / f["ppl_word"])
     return dict(model=spec.name, family=spec.family, layers=model.config.layers, parameters=num_parameters(model),
                 **_pretrain_log(lm_path), **ppl, **uni)
 LMExperiment.perplexity = _perplexity
