@@ -8,8 +8,9 @@
 #   make lm                   the language-model experiments (nbs/paper/lm/, English; PROFILE=paper PROCESSES=8 on 8 GPUs); also
 #                             make reproduce EXPERIMENTS=lm
 #   make lm-sweep             the sweep that sized the cpu language-model profile (nbs/paper/heavy/18_lm_sweep, 6 minutes per setting)
-#   make lm-gates             issue #27's gates on PROFILE (default here: cpu): BPE pretrained about an hour, against unigram perplexity
-#                             and the from-scratch parser (nbs/paper/lm/44_lm_gates), resumable, into runs/en-cpu/ and figures/cpu/
+#   make lm-gates             issue #27's gates on PROFILE (default here: cpu): BPE and FACTORIZER pretrained about 1 and 1.5 hours,
+#                             against unigram perplexity and the from-scratch parser, with gate 2's controls for BPE, one fine-tuning
+#                             seed (GATES_ARGS: what figures/cpu ran) (nbs/paper/lm/44_lm_gates), resumable, into runs/en-cpu/ and figures/cpu/
 #   make factorial            FACTORIZER's segmentation and embedding crossed on from-scratch parsers trained to a plateau (issue #28;
 #                             profile plateau, nbs/paper/heavy/19_factorial; the medium VQ-VAE, trained once in runs/en-grid/ladder/ and
 #                             shared with make ladder), resumable, into runs/en-plateau/ and figures/plateau/; each finished parser
@@ -72,12 +73,13 @@ lm: setup
 	$(MAKE) results-index
 
 LM_PROFILE ?= cpu
+GATES_ARGS ?= -p seeds=1 -p models=BPE,FACTORIZER -p controls=BPE
 lm-sweep: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/heavy/18_lm_sweep.ipynb
 	$(MAKE) results-index
 
 lm-gates: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/lm/44_lm_gates.ipynb
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/lm/44_lm_gates.ipynb $(GATES_ARGS)
 	$(MAKE) results-index
 
 factorial: setup
