@@ -907,6 +907,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                                      'factorizer_nb/downstream/parser_training.py'),
                                                           'factorizer_nb.downstream.parser_training._batch_to': ( 'downstream/parser_training.html#_batch_to',
                                                                                                                   'factorizer_nb/downstream/parser_training.py'),
+                                                          'factorizer_nb.downstream.parser_training._differing_keys': ( 'downstream/parser_training.html#_differing_keys',
+                                                                                                                        'factorizer_nb/downstream/parser_training.py'),
                                                           'factorizer_nb.downstream.parser_training._epoch_batches': ( 'downstream/parser_training.html#_epoch_batches',
                                                                                                                        'factorizer_nb/downstream/parser_training.py'),
                                                           'factorizer_nb.downstream.parser_training._feats_value': ( 'downstream/parser_training.html#_feats_value',

@@ -127,11 +127,14 @@ def parser_fingerprint(tokenizer: Tokenizer, train: Sequence, dev: Sequence, con
                 train_sha256=_sha("".join(s.serialize() for s in train)), dev_sha256=_sha("".join(s.serialize() for s in dev)))
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #d72c24df
+def _differing_keys(theirs: dict | None, ours: dict) -> list[str]:
+    "The top-level keys where two fingerprints differ, sorted."
+    return sorted(k for k in set(theirs or {}) | set(ours) if (theirs or {}).get(k) != ours.get(k))
+
 def _refuse_other_run(path: Path, theirs: dict | None, ours: dict):
     "Raise if a checkpoint's fingerprint differs from this run's, naming what differs."
     if theirs == ours: return
-    diff = sorted(k for k in set(theirs or {}) | set(ours) if (theirs or {}).get(k) != ours.get(k))
-    raise ValueError(f"{path} belongs to another run (it differs in {', '.join(diff)}); use another output directory or delete it to start over")
+    raise ValueError(f"{path} belongs to another run (it differs in {', '.join(_differing_keys(theirs, ours))}); use another output directory or delete it to start over")
 
 def _epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[list[int]]:
     "Shuffled batches of sentence indices for one epoch, seeded by (seed, epoch)."
@@ -157,8 +160,7 @@ def read_ledger(path: str | Path, fingerprint: dict) -> dict | None:
         raise ValueError(f"{path} is not a ledger record (it lacks fingerprint, scores or log); restore it with git or delete it")
     ours = _jsonable(fingerprint)
     if rec["fingerprint"] == ours: return rec
-    diff = sorted(k for k in set(rec["fingerprint"]) | set(ours) if rec["fingerprint"].get(k) != ours.get(k))
-    warnings.warn(f"{path} records another run (it differs in {', '.join(diff)}); training this one, whose record will replace it")
+    warnings.warn(f"{path} records another run (it differs in {', '.join(_differing_keys(rec['fingerprint'], ours))}); training this one, whose record will replace it")
     return None
 
 def write_ledger(path: str | Path, fingerprint: dict, scores: dict, log: list[dict]) -> Path:
@@ -176,11 +178,11 @@ def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: S
     "Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the last epoch (dev is scored every `eval_every` epochs and after the last). `build(tokenizer, sizes, config)` makes the model (a pretrained encoder: `build_id` names it in the fingerprint). With `ledger`, a finished run is recorded in that JSON file, and a run the file already records is not trained again (`read_ledger`)."
     out, device, t = Path(out_dir), torch.device(device), training
     out.mkdir(parents=True, exist_ok=True)
-    labels = LabelSet.from_sentences(train)
-    data = ParserData.build(train, labels)
     fp = parser_fingerprint(tokenizer, train, dev, config, t) | ({"model_build": build_id} if build_id else {})
     if ledger and (rec := read_ledger(ledger, fp)) is not None:              # finished before, perhaps in a runs/ since lost
         _write_log(out / LOG, rec["log"]); return rec["scores"]
+    labels = LabelSet.from_sentences(train)
+    data = ParserData.build(train, labels)
     torch.manual_seed(t.seed)
     model = build(tokenizer, {f: labels.size(f) for f in FIELDS}, config).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=t.lr_initial, betas=(t.adam_beta1, t.adam_beta2), eps=t.adam_eps, weight_decay=t.weight_decay)
