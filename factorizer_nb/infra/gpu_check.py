@@ -4,7 +4,7 @@
 
 # %% ../../nbs/infra/96_gpu_check.ipynb #84db522b
 from __future__ import annotations
-import argparse, resource, sys, time
+import argparse, json, math, os, platform, resource, sys, time
 from dataclasses import replace
 from pathlib import Path
 import numpy as np
@@ -17,10 +17,11 @@ from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, byte_complete, flat_to_tr
 from ..factorizer.training import VQConfig, WordSampler, new_state, train_step
 from ..factorizer.vocab_inference import greedy_decode
 from ..downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, lm_autocast, uses_bf16
-from .reporting import save_table
+from .reporting import save_table, package_versions, git_state
 
 # %% auto #0
-__all__ = ['timed', 'vqvae_check', 'lm_check', 'inference_check', 'gpu_check', 'main']
+__all__ = ['PARTS', 'timed', 'vqvae_check', 'lm_check', 'inference_check', 'environment', 'measure', 'record', 'gpu_check',
+           'main']
 
 # %% ../../nbs/infra/96_gpu_check.ipynb #285caf8e
 def _sync(device: torch.device):
@@ -81,21 +82,65 @@ def inference_check(model, device: torch.device, triplets: int, batch_size: int)
                 per_second=len(trip) / sec, unit="triplets", peak_mb=_peak_mb(device), finished=float(done.float().mean()))
 
 # %% ../../nbs/infra/96_gpu_check.ipynb #f321671e
-def gpu_check(profile: str = "paper", device: str | None = None, vq_steps: int = 300, lm_steps: int = 4, micro_batch: int = 64,
-              triplets: int = CODEBOOK_SIZE ** NUM_CODEBOOKS, batch_size: int = 65536, out_dir: str | Path | None = None) -> pd.DataFrame:
-    "Run the three parts on `device` (CUDA if there is one) and write `gpu_check_<profile>` with its manifest; the table."
+PARTS = ("VQ-VAE training", "LM pretraining (FACTORIZER)", "vocabulary inference")
+
+def environment(device: torch.device) -> dict:
+    "What measured: the device's name, torch and CUDA versions, Python, CPU threads, package versions and the checkout's git state."
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU ({torch.get_num_threads()} threads)"
+    return dict(device=name, torch=torch.__version__, cuda=torch.version.cuda if device.type == "cuda" else None,
+                python=platform.python_version(), machine=platform.machine(), cpu_count=os.cpu_count(),
+                packages=package_versions(), git=git_state())
+
+def _write_json(path: Path, obj: dict):
+    tmp = Path(f"{path}.tmp"); tmp.write_text(json.dumps(obj, indent=1, default=str) + "\n", encoding="utf-8"); tmp.replace(path)
+
+def measure(profile: str = "paper", device: str | None = None, vq_steps: int = 300, lm_steps: int = 4, micro_batch: int = 64,
+            triplets: int = CODEBOOK_SIZE ** NUM_CODEBOOKS, batch_size: int = 65536, raw: str | Path | None = None) -> dict:
+    "Time the three parts on `device` (CUDA if there is one); the measurement, also written to `raw` after each part."
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     S = load_settings("en", profile)
-    vq, model = vqvae_check(S, device, vq_steps)
-    rows = [vq, lm_check(S, device, lm_steps, micro_batch), inference_check(model, device, triplets, batch_size)]
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU ({torch.get_num_threads()} threads)"
-    df = pd.DataFrame(rows).assign(device=name)
-    save_table(df, f"gpu_check_{profile}", f"GPU check on {name}, profile {profile!r}: {vq_steps} VQ-VAE steps at Table 5's shapes, {lm_steps} "
-               f"steps of Table 6's FACTORIZER model on one micro-batch of {micro_batch} sequences, and greedy decoding of {triplets:,} "
-               f"triplets. Times are medians after one untimed step; peak memory is the GPU allocator's (the process's resident set on a CPU). "
-               f"The LM step uses random triplets as text and a stand-in vocabulary: the speed of the shapes, not a trained model.",
-               S, {"seed": S["seed"]}, [S["freq"]], out_dir=out_dir or project_root() / "figures" / "gpu")
+    out = dict(profile=profile, params=dict(vq_steps=vq_steps, lm_steps=lm_steps, micro_batch=micro_batch, triplets=triplets,
+               batch_size=batch_size), environment=environment(device), rows=[])
+    def done(row):
+        out["rows"].append(row)
+        if raw: _write_json(Path(raw), out)
+    vq, model = vqvae_check(S, device, vq_steps); done(vq)
+    done(lm_check(S, device, lm_steps, micro_batch))
+    done(inference_check(model, device, triplets, batch_size))
+    return out
+
+def _checked(m: dict) -> dict:
+    "The measurement `m` if it is whole and finite, else a ValueError that says what is wrong."
+    missing = {"profile", "params", "environment", "rows"} - set(m)
+    if missing: raise ValueError(f"not a GPU-check measurement: no {sorted(missing)}")
+    parts = [r.get("part") for r in m["rows"]]
+    if not parts or any(p not in PARTS for p in parts): raise ValueError(f"unknown or no parts measured: {parts}")
+    for r in m["rows"]:
+        bad = [k for k in ("seconds_per_step", "per_second", "peak_mb") if not (isinstance(r.get(k), (int, float)) and math.isfinite(r[k]) and r[k] > 0)]
+        if bad: raise ValueError(f"{r['part']}: {bad} not a positive finite number")
+    return m
+
+def record(m: dict | str | Path, out_dir: str | Path | None = None) -> pd.DataFrame:
+    "Write a measurement (or its JSON file) as `gpu_check_<profile>` with its manifest, the measuring environment under `measured_on`; the table."
+    if not isinstance(m, dict): m = json.loads(Path(m).read_text(encoding="utf-8"))
+    m, env, P = _checked(m), m["environment"], m["params"]
+    S = load_settings("en", m["profile"])
+    df = pd.DataFrame(m["rows"]).assign(device=env["device"])
+    absent = [p for p in PARTS if p not in set(df.part)]
+    caption = (f"GPU check on {env['device']} (torch {env['torch']}" + (f", CUDA {env['cuda']}" if env.get("cuda") else "") +
+               f"), profile {m['profile']!r}: {P['vq_steps']} VQ-VAE steps at Table 5's shapes, {P['lm_steps']} steps of Table 6's FACTORIZER "
+               f"model on one micro-batch of {P['micro_batch']} sequences, and greedy decoding of {P['triplets']:,} triplets. Times are medians "
+               f"after one untimed step; peak memory is the GPU allocator's (the process's resident set on a CPU). The LM step uses random "
+               f"triplets as text and a stand-in vocabulary: the speed of the shapes, not a trained model." +
+               (f" Not measured (the run stopped first): {', '.join(absent)}." if absent else ""))
+    save_table(df, f"gpu_check_{m['profile']}", caption, S, {"seed": S["seed"]}, [S["freq"]],
+               out_dir=out_dir or project_root() / "figures" / "gpu", measured_on=env)
     return df
+
+def gpu_check(profile: str = "paper", device: str | None = None, vq_steps: int = 300, lm_steps: int = 4, micro_batch: int = 64,
+              triplets: int = CODEBOOK_SIZE ** NUM_CODEBOOKS, batch_size: int = 65536, out_dir: str | Path | None = None) -> pd.DataFrame:
+    "Measure the three parts on `device` and record them as `gpu_check_<profile>` with its manifest; the table."
+    return record(measure(profile, device, vq_steps, lm_steps, micro_batch, triplets, batch_size), out_dir)
 
 # %% ../../nbs/infra/96_gpu_check.ipynb #5512f891
 def main(argv: list[str] | None = None) -> int:
@@ -105,8 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vq-steps", type=int, default=300); ap.add_argument("--lm-steps", type=int, default=4)
     ap.add_argument("--micro-batch", type=int, default=64); ap.add_argument("--triplets", type=int, default=CODEBOOK_SIZE ** NUM_CODEBOOKS)
     ap.add_argument("--batch-size", type=int, default=65536); ap.add_argument("--out", default=None)
+    ap.add_argument("--raw", default=None, help="measure only, into this JSON file (a machine without this checkout's history)")
+    ap.add_argument("--record", default=None, help="measure nothing: write figures/gpu/ from a JSON file that --raw wrote")
     a = ap.parse_args(argv)
-    df = gpu_check(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets, a.batch_size, a.out)
+    if a.record: df = record(a.record, a.out)
+    elif a.raw: df = pd.DataFrame(measure(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets, a.batch_size, a.raw)["rows"])
+    else: df = gpu_check(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets, a.batch_size, a.out)
     print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0
 
