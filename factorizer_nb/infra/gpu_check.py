@@ -120,8 +120,8 @@ def _checked(m: dict) -> dict:
         if bad: raise ValueError(f"{r['part']}: {bad} not a positive finite number")
     return m
 
-def record(m: dict | str | Path, out_dir: str | Path | None = None) -> pd.DataFrame:
-    "Write a measurement (or its JSON file) as `gpu_check_<profile>` with its manifest, the measuring environment under `measured_on`; the table."
+def record(m: dict | str | Path, out_dir: str | Path | None = None, name: str | None = None) -> pd.DataFrame:
+    "Write a measurement (or its JSON file) as `name` (default `gpu_check_<profile>`) with its manifest, the measuring environment under `measured_on`; the table."
     if not isinstance(m, dict): m = json.loads(Path(m).read_text(encoding="utf-8"))
     m, env, P = _checked(m), m["environment"], m["params"]
     S = load_settings("en", m["profile"])
@@ -133,7 +133,7 @@ def record(m: dict | str | Path, out_dir: str | Path | None = None) -> pd.DataFr
                f"after one untimed step; peak memory is the GPU allocator's (the process's resident set on a CPU). The LM step uses random "
                f"triplets as text and a stand-in vocabulary: the speed of the shapes, not a trained model." +
                (f" Not measured (the run stopped first): {', '.join(absent)}." if absent else ""))
-    save_table(df, f"gpu_check_{m['profile']}", caption, S, {"seed": S["seed"]}, [S["freq"]],
+    save_table(df, name or f"gpu_check_{m['profile']}", caption, S, {"seed": S["seed"]}, [S["freq"]],
                out_dir=out_dir or project_root() / "figures" / "gpu", measured_on=env)
     return df
 
@@ -152,8 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-size", type=int, default=65536); ap.add_argument("--out", default=None)
     ap.add_argument("--raw", default=None, help="measure only, into this JSON file (a machine without this checkout's history)")
     ap.add_argument("--record", default=None, help="measure nothing: write figures/gpu/ from a JSON file that --raw wrote")
+    ap.add_argument("--name", default=None, help="with --record: the table's name (default gpu_check_<profile>)")
     a = ap.parse_args(argv)
-    if a.record: df = record(a.record, a.out)
+    if a.record: df = record(a.record, a.out, a.name)
     elif a.raw: df = pd.DataFrame(measure(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets, a.batch_size, a.raw)["rows"])
     else: df = gpu_check(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets, a.batch_size, a.out)
     print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
