@@ -122,7 +122,9 @@ def _checked(m: dict) -> dict:
 
 def record(m: dict | str | Path, out_dir: str | Path | None = None, name: str | None = None) -> pd.DataFrame:
     "Write a measurement (or its JSON file) as `name` (default `gpu_check_<profile>`) with its manifest, the measuring environment under `measured_on`; the table."
-    if not isinstance(m, dict): m = json.loads(Path(m).read_text(encoding="utf-8"))
+    if not isinstance(m, dict):
+        try: m = json.loads(Path(m).read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e: raise ValueError(f"{m}: not a GPU-check measurement (cut off or not JSON: {e})") from e
     m, env, P = _checked(m), m["environment"], m["params"]
     S = load_settings("en", m["profile"])
     df = pd.DataFrame(m["rows"]).assign(device=env["device"])
