@@ -197,6 +197,7 @@ def test_lm_notebooks_tiny(tmp_path):
     assert list(t1.model) == ["BPE", "BPE + sampling", "BPE + sampling + averaging", "FACTORIZER", "FACTORIZER + sampling",
                               "FACTORIZER + sampling + averaging", "FACTORIZER (12L)"]
     assert "paper LAS" in t1 and t1.LAS.notna().all()
+    assert "From scratch, with no pretrained encoder" in json.loads((out / "table1_lm_ablation_en.manifest.json").read_text())["caption"]
     gates = pd.read_csv(out / "table_lm_gates_en.csv")
     assert list(gates.model) == ["BPE"] and np.allclose(gates.ppl_word_over_unigram, gates.ppl_word / gates.unigram_ppl_word)
     assert (gates["gate 1 met"] == (gates.ppl_word_over_unigram <= 0.1)).all()          # 4 steps: far from it
@@ -210,8 +211,15 @@ def test_lm_notebooks_tiny(tmp_path):
     assert np.isclose(gates.filter(like="fine-tuned LAS, mix ->").iloc[0, 0], bilstm_row.LAS)
     assert gates["gate 2 met with the BiLSTM"].iloc[0] == (bilstm_row.LAS > scratch_row.LAS)
     four = pd.read_csv(out / "table_lm_tokenizers_en.csv")
-    assert list(four.model) == ["BPE", "Unigram LM", "SaGe", "FACTORIZER", "FACTORIZER (12L)"]
-    assert (four["held-out pseudo-perplexity per word"] > 1).all()
+    models = ["BPE", "Unigram LM", "SaGe", "FACTORIZER", "FACTORIZER (12L)"]
+    assert list(four.model) == models + [f"{m}, from scratch" for m in models[:4]]
+    lm = four.iloc[:5]
+    assert (lm["held-out pseudo-perplexity per word"] > 1).all() and four.iloc[5:]["held-out pseudo-perplexity per word"].isna().all()
+    assert np.allclose(lm["over unigram"], lm["held-out pseudo-perplexity per word"] / lm["unigram model per word"], rtol=0.01)
+    assert lm["factorized unigram per word"].notna().tolist() == [False, False, False, True, True]   # three-softmax heads only
+    bpe_scratch = four.set_index("model").LAS["BPE, from scratch"]             # the gates' from-scratch run, reused
+    assert np.isclose(float(str(bpe_scratch).split()[0]), gates["from-scratch LAS"].iloc[0], atol=0.01)
+    assert "fine-tuning beats the from-scratch parser on LAS for" in json.loads((out / "table_lm_tokenizers_en.manifest.json").read_text())["caption"]
     fig7 = pd.read_csv(out / "fig7_scarcity_en.csv")
     assert set(fig7.fraction) == {1.0, 0.25} and set(fig7.model) == {"BPE", "FACTORIZER"}
     caption = json.loads((out / "fig7_scarcity_en.manifest.json").read_text())["caption"]
