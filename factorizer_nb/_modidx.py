@@ -1154,8 +1154,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                            'factorizer_nb/infra/gpu_check.py'),
                                                'factorizer_nb.infra.gpu_check._sync': ( 'infra/gpu_check.html#_sync',
                                                                                         'factorizer_nb/infra/gpu_check.py'),
-                                               'factorizer_nb.infra.gpu_check._write_json': ( 'infra/gpu_check.html#_write_json',
-                                                                                              'factorizer_nb/infra/gpu_check.py'),
                                                'factorizer_nb.infra.gpu_check.environment': ( 'infra/gpu_check.html#environment',
                                                                                               'factorizer_nb/infra/gpu_check.py'),
                                                'factorizer_nb.infra.gpu_check.gpu_check': ( 'infra/gpu_check.html#gpu_check',

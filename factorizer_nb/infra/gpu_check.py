@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from ..core.data import load_settings, training_counts, project_root
+from ..core.data import atomic_write, load_settings, training_counts, project_root
 from ..core.baselines import unigram_standin_vocab
 from ..core.tokenizer import Factorizer
 from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, byte_complete, flat_to_triplet
@@ -91,9 +91,6 @@ def environment(device: torch.device) -> dict:
                 python=platform.python_version(), machine=platform.machine(), cpu_count=os.cpu_count(),
                 packages=package_versions(), git=git_state())
 
-def _write_json(path: Path, obj: dict):
-    tmp = Path(f"{path}.tmp"); tmp.write_text(json.dumps(obj, indent=1, default=str) + "\n", encoding="utf-8"); tmp.replace(path)
-
 def measure(profile: str = "paper", device: str | None = None, vq_steps: int = 300, lm_steps: int = 4, micro_batch: int = 64,
             triplets: int = CODEBOOK_SIZE ** NUM_CODEBOOKS, batch_size: int = 65536, raw: str | Path | None = None) -> dict:
     "Time the three parts on `device` (CUDA if there is one); the measurement, also written to `raw` after each part."
@@ -103,7 +100,7 @@ def measure(profile: str = "paper", device: str | None = None, vq_steps: int = 3
                batch_size=batch_size), environment=environment(device), rows=[])
     def done(row):
         out["rows"].append(row)
-        if raw: _write_json(Path(raw), out)
+        if raw: atomic_write(Path(raw), lambda t: t.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8"))
     vq, model = vqvae_check(S, device, vq_steps); done(vq)
     done(lm_check(S, device, lm_steps, micro_batch))
     done(inference_check(model, device, triplets, batch_size))
