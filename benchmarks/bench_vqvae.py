@@ -2,7 +2,9 @@
 - training words/s of the profile before tuning (issue #9: one padded batch of 128 words per step, ASAM on every step,
   the 2 x 96 model) against the same shape with length-sorted chunks, and against the tuned profile as `settings.ini` has it;
 - an ASAM step against a plain AdamW step (`asam=False`: no ascent, no second forward and backward);
-- vocabulary-inference triplets/s: greedy decoding with the key/value cache against recomputing the prefix.
+- vocabulary-inference triplets/s: greedy decoding with the key/value cache against recomputing the prefix;
+- sampling words/s at the paper's batch (4,096 words): `WordSampler.sample` (cuts as tensor ops) against cutting word by word
+  in Python, as it did before (on a GPU the sampler runs on the host, in every step).
 All training steps go through `training.train_step`.
 
     python benchmarks/bench_vqvae.py [--profile small] [--steps 30] [--triplets 4096]
@@ -12,7 +14,7 @@ import torch
 from factorizer_nb.core.data import load_settings, training_counts
 from factorizer_nb.factorizer.training import VQConfig, WordSampler, model_from_config, new_state, train_step
 from factorizer_nb.factorizer.vocab_inference import greedy_decode
-from factorizer_nb.factorizer.vqvae import END_TOKEN, MAX_TOKENS, NUM_CODEBOOKS
+from factorizer_nb.factorizer.vqvae import END_TOKEN, MAX_TOKENS, NUM_CODEBOOKS, PAD_TOKEN
 
 
 # the small profile before issue #9's tuning (the model shape is the same as today's small profile's)
@@ -39,6 +41,19 @@ def decode_without_cache(model, triplets, max_tokens=MAX_TOKENS):
         toks = torch.cat([toks, nxt[:, None]], 1)
         if (toks == END_TOKEN).any(1).all(): break
     return toks
+
+
+def sample_word_by_word(ws: WordSampler, batch_size: int, g: torch.Generator) -> torch.Tensor:
+    "Reference: the sampler's draws, each word cut and padded one at a time."
+    idx = torch.multinomial(ws.p_sample, batch_size, replacement=True, generator=g)
+    keep = (torch.rand(batch_size, generator=g) < ws.p_keep[idx]).tolist()
+    out = torch.full((batch_size, MAX_TOKENS), PAD_TOKEN, dtype=torch.long)
+    for r, (i, (u, v)) in enumerate(zip(idx.tolist(), torch.rand(batch_size, 2, generator=g).tolist())):
+        t = ws.tokens[i, :ws.lengths[i]].tolist(); n = len(t)
+        if not keep[r] and n > 2:
+            a = int(u * n); b = min(n, a + 1 + int(v * (n - a))); t = t[a:n - 1 if (a, b) == (0, n) else b]
+        out[r, :len(t)] = torch.tensor(t)
+    return out
 
 
 def main():
@@ -71,6 +86,15 @@ def main():
     print(f"vocabulary inference, {a.triplets} triplets (untrained weights: every sequence runs to the length limit):")
     print(f"  greedy, prefix recomputed (reference) {ref:10,.0f} triplets/s")
     print(f"  greedy, key/value cache               {ours:10,.0f} triplets/s   ratio {ours / ref:.2f}")
+    rates = {}
+    for name, fn in (("word by word", sample_word_by_word), ("tensor ops", WordSampler.sample)):
+        g = torch.Generator().manual_seed(0); fn(sampler, 4096, g)
+        t0 = time.perf_counter()
+        for _ in range(10): fn(sampler, 4096, g)
+        rates[name] = 10 * 4096 / (time.perf_counter() - t0)
+    print(f"sampling 4,096 words a batch from the {len(sampler):,}-word list:")
+    print(f"  word by word (reference) {rates['word by word']:10,.0f} words/s")
+    print(f"  tensor ops               {rates['tensor ops']:10,.0f} words/s   ratio {rates['tensor ops'] / rates['word by word']:.2f}")
 
 
 if __name__ == "__main__":

@@ -1105,6 +1105,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                 'factorizer_nb/factorizer/vqvae.py'),
                                                 'factorizer_nb.factorizer.vqvae.EMACodebook.__init__': ( 'factorizer/vqvae.html#emacodebook.__init__',
                                                                                                          'factorizer_nb/factorizer/vqvae.py'),
+                                                'factorizer_nb.factorizer.vqvae.EMACodebook._load_from_state_dict': ( 'factorizer/vqvae.html#emacodebook._load_from_state_dict',
+                                                                                                                      'factorizer_nb/factorizer/vqvae.py'),
                                                 'factorizer_nb.factorizer.vqvae.EMACodebook.ema_update': ( 'factorizer/vqvae.html#emacodebook.ema_update',
                                                                                                            'factorizer_nb/factorizer/vqvae.py'),
                                                 'factorizer_nb.factorizer.vqvae.EMACodebook.forward': ( 'factorizer/vqvae.html#emacodebook.forward',

@@ -31,7 +31,12 @@ class WordSampler:
         kept = [(w, c) for w, c in counts if w and c > 0 and len(w.encode("utf-8", "surrogatepass")) <= max_bytes and "\x00" not in w]
         if not kept: raise ValueError("no usable words (non-empty, count > 0, at most max_bytes bytes)")
         self.words = [w for w, _ in kept]
-        self.tokens = [word_tokens(w) for w in self.words]
+        seqs = [word_tokens(w) for w in self.words]
+        self.lengths = torch.tensor([len(t) for t in seqs])                                 # [N]
+        flat = torch.tensor([x for t in seqs for x in t], dtype=torch.int16)                # every word's tokens, one after another
+        starts = torch.repeat_interleave(self.lengths.cumsum(0) - self.lengths, self.lengths)
+        self.tokens = torch.full((len(seqs), int(self.lengths.max())), PAD_TOKEN, dtype=torch.int16)   # [N, Tmax], PAD after the word
+        self.tokens[torch.repeat_interleave(torch.arange(len(seqs)), self.lengths), torch.arange(len(flat)) - starts] = flat
         f = torch.tensor([float(c) for _, c in kept], dtype=torch.float64)
         self.log_f = torch.log1p(f)                                   # loss weight log(f + 1)
         self.p_sample = (f / self.log_f) / (f / self.log_f).sum()
@@ -41,47 +46,44 @@ class WordSampler:
 
     def sample(self, batch_size: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         "Padded tokens [B, T] and loss weights [B]."
-        idx = torch.multinomial(self.p_sample, batch_size, replacement=True, generator=generator)
+        idx = torch.multinomial(self.p_sample, batch_size, replacement=True, generator=generator)    # [B]
         keep = torch.rand(batch_size, generator=generator) < self.p_keep[idx]
-        cuts = torch.rand(batch_size, 2, generator=generator)
-        seqs = []
-        for i, k, (u, v) in zip(idx.tolist(), keep.tolist(), cuts.tolist()):
-            t = self.tokens[i]
-            if not k and len(t) > 2:
-                n = len(t)                                            # cut points 0..n, distinct, not (0, n)
-                a = int(u * n); b = a + 1 + int(v * (n - a))
-                if b > n: b = n
-                if (a, b) == (0, n): b = n - 1
-                t = t[a:b]
-            seqs.append(t)
-        width = max(len(s) for s in seqs)
-        out = torch.full((batch_size, width), PAD_TOKEN, dtype=torch.long)
-        for r, s in enumerate(seqs): out[r, :len(s)] = torch.tensor(s)
+        u, v = torch.rand(batch_size, 2, generator=generator).double().unbind(1)                     # cut draws, in float64
+        n = self.lengths[idx]                                                                        # [B]
+        a = (u * n).long()                                            # cut points a < b in 0..n, not (0, n)
+        b = torch.minimum(a + 1 + (v * (n - a)).long(), n)
+        b = torch.where((a == 0) & (b == n), n - 1, b)
+        cut = ~keep & (n > 2)
+        start, length = torch.where(cut, a, 0), torch.where(cut, b - a, n)                          # [B]
+        width = int(length.max())
+        pos = start[:, None] + torch.arange(width)                                                   # [B, T]
+        rows = self.tokens[idx].long().gather(1, pos.clamp(max=self.tokens.shape[1] - 1))
+        out = torch.where(torch.arange(width) < length[:, None], rows, PAD_TOKEN)
         return out, self.log_f[idx].float()
+
 
 # %% ../../nbs/factorizer/11_training.ipynb #bbc52080
 class ASAM:
     "Adaptive SAM: `ascent()` perturbs the weights towards higher loss, `restore()` undoes it before the base optimizer steps."
     def __init__(self, params, rho: float = 0.2, eta: float = 0.01):
-        self.params, self.rho, self.eta, self._eps = [p for p in params if p.requires_grad], rho, eta, []
+        self.params, self.rho, self.eta, self._eps = [p for p in params if p.requires_grad], rho, eta, ()
 
     @torch.no_grad()
     def ascent(self):
         "Move every parameter by its share of the worst-case perturbation (call after the first backward)."
-        t_g = [(p.abs() + self.eta) * p.grad if p.grad is not None else None for p in self.params]
-        norm = torch.norm(torch.stack([x.norm() for x in t_g if x is not None])) + 1e-12
-        self._eps = []
-        for p, x in zip(self.params, t_g):
-            e = None if x is None else x * (p.abs() + self.eta) * (self.rho / norm)
-            if e is not None: p.add_(e)
-            self._eps.append(e)
+        ps = [p for p in self.params if p.grad is not None]
+        scale = torch._foreach_add(torch._foreach_abs(ps), self.eta)                     # T_w = |w| + eta, one tensor per parameter
+        t_g = torch._foreach_mul(scale, [p.grad for p in ps])                            # T_w grad
+        norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(t_g))) + 1e-12
+        self._eps = (ps, torch._foreach_mul(torch._foreach_mul(t_g, scale), self.rho / norm))   # rho T_w^2 grad / |T_w grad|
+        torch._foreach_add_(*self._eps)
 
     @torch.no_grad()
     def restore(self):
         "Undo the perturbation (call after the second backward)."
-        for p, e in zip(self.params, self._eps):
-            if e is not None: p.sub_(e)
-        self._eps = []
+        if self._eps: torch._foreach_sub_(*self._eps)
+        self._eps = ()
+
 
 # %% ../../nbs/factorizer/11_training.ipynb #847a02ba
 @dataclass(frozen=True)
@@ -203,20 +205,24 @@ def _weighted_loss(net: torch.nn.Module, tokens: torch.Tensor, weights: torch.Te
 
 # %% ../../nbs/factorizer/11_training.ipynb #3f210a7a
 def _accumulate_grad(net: torch.nn.Module, tokens: torch.Tensor, weights: torch.Tensor, beta: float,
-                     buckets: int = 1) -> tuple[float, dict]:
-    "Backward of the batch loss, run as `buckets` length-sorted chunks cut to their own width; (loss, outputs in batch order)."
-    lengths = (tokens != PAD_TOKEN).sum(1)                                        # [B]
-    order = lengths.argsort(stable=True) if buckets > 1 else torch.arange(len(tokens), device=tokens.device)
-    chunks, total, loss, outs = order.chunk(max(1, buckets)), weights.sum(), 0.0, []
-    for i, part in enumerate(chunks):
-        sync = i == len(chunks) - 1 or not isinstance(net, DistributedDataParallel)
+                     buckets: int = 1, lengths: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
+    "Backward of the batch loss, run as `buckets` length-sorted chunks cut to their own width; (loss [], outputs in batch order). `lengths` [B]: on the host, if known."
+    device = next(net.parameters()).device
+    lengths = (tokens != PAD_TOKEN).sum(1).cpu() if lengths is None else lengths     # [B]: chunk widths read on the host, no device sync
+    order = lengths.argsort(stable=True) if buckets > 1 else torch.arange(len(lengths))
+    widths = [int(lengths[part].max()) for part in order.chunk(max(1, buckets))]
+    tokens, weights, order = tokens.to(device), weights.to(device), order.to(device)
+    total, loss, outs = weights.sum(), 0.0, []
+    for i, (part, width) in enumerate(zip(order.chunk(max(1, buckets)), widths)):
+        sync = i == len(widths) - 1 or not isinstance(net, DistributedDataParallel)
         with (contextlib.nullcontext() if sync else net.no_sync()):
-            l, out = _weighted_loss(net, tokens[part, :int(lengths[part].max())], weights[part], beta, total)
+            l, out = _weighted_loss(net, tokens[part, :width], weights[part], beta, total)
             l.backward()
-        loss += l.detach(); outs.append(out)                                     # one host sync, below
+        loss += l.detach(); outs.append(out)
     back = order.argsort()                                                        # chunk order -> batch order
     merged = {k: torch.cat([o[k] for o in outs])[back] for k in ("nll", "commit", "indices", "latents")}
-    return float(loss), merged
+    return loss, merged
+
 
 # %% ../../nbs/factorizer/11_training.ipynb #9f63d046
 def _gather(t: torch.Tensor) -> torch.Tensor:
@@ -227,13 +233,12 @@ def _gather(t: torch.Tensor) -> torch.Tensor:
     return torch.cat(parts)
 
 # %% ../../nbs/factorizer/11_training.ipynb #27184438
-def _perplexity(idx: torch.Tensor) -> tuple[float, float]:
-    "Mean codebook perplexity and share of codes used in a batch of indices [B, 3]."
-    ppl, used = [], []
-    for k in range(idx.shape[1]):
-        p = torch.bincount(idx[:, k], minlength=CODEBOOK_SIZE).float(); p = p / p.sum()
-        ppl.append(torch.exp(-(p[p > 0] * p[p > 0].log()).sum()).item()); used.append((p > 0).float().mean().item())
-    return sum(ppl) / len(ppl), sum(used) / len(used)
+def _perplexity(idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    "Mean codebook perplexity and share of codes used in a batch of indices [B, 3], as scalars on the indices' device."
+    p = torch.stack([torch.bincount(idx[:, k], minlength=CODEBOOK_SIZE) for k in range(idx.shape[1])]).double()   # [3, K]
+    p = p / p.sum(1, keepdim=True)
+    return torch.exp(-torch.special.xlogy(p, p).sum(1)).mean(), (p > 0).float().mean()
+
 
 # %% ../../nbs/factorizer/11_training.ipynb #87e05ca7
 def ema_decay(step: int, decay: float) -> float:
@@ -245,27 +250,28 @@ def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.n
                batch: int | None = None, asam: bool = True) -> dict:
     "One optimisation step on a sampled batch; updates `st` and returns the step's statistics."
     model, net = st.model, st.model if net is None else net          # net: the DDP wrapper, when there is one
-    device = next(model.parameters()).device
-    tokens, weights = sampler.sample(batch or cfg.batch_size // _world()[1], st.gen)          # [B, T], [B]
+    tokens, weights = sampler.sample(batch or cfg.batch_size // _world()[1], st.gen)          # [B, T], [B] on the host
+    lengths, device = (tokens != PAD_TOKEN).sum(1), next(model.parameters()).device            # [B] stays on the host
     tokens, weights = tokens.to(device), weights.to(device)
-    loss, out = _accumulate_grad(net, tokens, weights, cfg.beta, cfg.length_buckets)
+    loss, out = _accumulate_grad(net, tokens, weights, cfg.beta, cfg.length_buckets, lengths)
     if asam and cfg.asam_every and st.step % cfg.asam_every == 0:    # the gradient at the perturbed weights replaces it
         st.asam.ascent(); st.opt.zero_grad(set_to_none=True)
-        _accumulate_grad(net, tokens, weights, cfg.beta, cfg.length_buckets)
+        _accumulate_grad(net, tokens, weights, cfg.beta, cfg.length_buckets, lengths)
         st.asam.restore()
     torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
     st.opt.step(); st.sched.step(); st.opt.zero_grad(set_to_none=True)
     idx = out["indices"].detach()                                                              # [B, 3]
     revived = sum(cb.ema_update(out["latents"][:, k].detach(), idx[:, k], st.gen) for k, cb in enumerate(model.codebooks))
     with torch.no_grad():
-        decay = ema_decay(st.step, cfg.weight_ema)
-        for n, p in model.named_parameters(): st.ema[n].lerp_(p.detach(), 1 - decay)
+        names, params = zip(*model.named_parameters())
+        torch._foreach_lerp_([st.ema[n] for n in names], [p.detach() for p in params], 1 - ema_decay(st.step, cfg.weight_ema))
     all_idx = _gather(idx)                                                                     # [B · world, 3]
     st.pending.append(triplet_to_flat(all_idx[:, 0], all_idx[:, 1], all_idx[:, 2]).cpu())     # [B · world]
     st.step += 1
-    ppl, usage = _perplexity(all_idx)
-    return dict(loss=loss, recon=out["nll"].detach().float().mean().item(), commit=out["commit"].mean().item(),
-                perplexity=ppl, usage=usage, revived=revived, lr=st.sched.get_last_lr()[0], indices=all_idx)
+    stats = torch.stack([loss.double(), out["nll"].detach().float().mean().double(), out["commit"].detach().float().mean().double(), *_perplexity(all_idx)])
+    loss, recon, commit, ppl, usage = stats.tolist()                                           # one host transfer for the statistics
+    return dict(loss=loss, recon=recon, commit=commit, perplexity=ppl, usage=usage, revived=revived, lr=st.sched.get_last_lr()[0], indices=all_idx)
+
 
 # %% ../../nbs/factorizer/11_training.ipynb #fab42f2d
 def merge_prior(prior: tuple[torch.Tensor, torch.Tensor], new_ids: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

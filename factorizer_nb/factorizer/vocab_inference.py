@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
+import numpy as np
 import torch
 import torch.nn.functional as F
 from .training import VQConfig, load_checkpoint, train
@@ -43,10 +44,11 @@ def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: in
     "Greedy outputs of the decoder for triplets [N, 3]: token lists (without END), log p(w|z) [N], finished [N]."
     from tqdm.auto import tqdm
     device = next(model.parameters()).device
+    bf16 = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
     seqs, logps, done_all = [], [], []
     for s in tqdm(range(0, len(triplets), batch_size), disable=not progress, desc="decode", unit="batch"):
         trip = triplets[s:s + batch_size].to(device)
-        logits, cache = model.decoder_states(code_vectors(model, trip))                     # after z: [B, 3, V]
+        with bf16: logits, cache = model.decoder_states(code_vectors(model, trip))            # after z: [B, 3, V]
         B = len(trip)
         out = torch.full((B, max_tokens + 1), PAD_TOKEN, dtype=torch.long, device=device)
         logp = torch.zeros(B, dtype=torch.float64, device=device)
@@ -58,10 +60,14 @@ def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: in
             out[:, t] = torch.where(done, PAD_TOKEN, tok)
             done |= tok == END_TOKEN
             if done.all(): break
-            logits, cache = model.decoder_states(None, tok[:, None], cache=cache, start=NUM_CODEBOOKS + t)
-        for row in out.tolist(): seqs.append([x for x in row if x not in (PAD_TOKEN, END_TOKEN)])
+            with bf16: logits, cache = model.decoder_states(None, tok[:, None], cache=cache, start=NUM_CODEBOOKS + t)
+        rows = out.cpu().numpy()                                                               # [B, max_tokens + 1]
+        kept = (rows != PAD_TOKEN) & (rows != END_TOKEN)
+        flat, ends = rows[kept].tolist(), np.cumsum(kept.sum(1)).tolist()                      # every row's tokens, one list
+        seqs.extend(flat[a:b] for a, b in zip([0] + ends[:-1], ends))
         logps.append(logp.cpu()); done_all.append(done.cpu())
     return seqs, torch.cat(logps) if logps else torch.zeros(0), torch.cat(done_all) if done_all else torch.zeros(0, dtype=torch.bool)
+
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #479fbaad
 def build_vocabulary(triplets: torch.Tensor, seqs: list[list[int]], logp: torch.Tensor, finished: torch.Tensor,

@@ -79,6 +79,12 @@ class EMACodebook(nn.Module):
         self.register_buffer("cluster_size", torch.ones(codebook_size))  # [K]
         self.register_buffer("embed_sum", embed.clone())              # [K, d]
         self.register_buffer("initialized", torch.tensor(False))
+        self._started = False                                         # host copy of `initialized` once it is True
+
+    def _load_from_state_dict(self, *args, **kwargs):
+        "Load the buffers; `initialized` is read from the device again at the next update."
+        self._started = False
+        super()._load_from_state_dict(*args, **kwargs)
 
     def forward(self, e: torch.Tensor):
         "e: [B, d] -> (straight-through quantized [B, d], indices [B], commitment [B])."
@@ -103,10 +109,12 @@ def ema_update(self: EMACodebook, e: torch.Tensor, idx: torch.Tensor, generator:
     "Move the codebook towards the latents `e` [B, d] assigned to it (`idx` [B]); revive unused vectors."
     e = e.float()
     distributed = dist.is_available() and dist.is_initialized()
-    if not self.initialized:                                      # data-dependent start: codes on random latents
+    if not self._started and not self.initialized:                # data-dependent start: codes on random latents
         new = random_latents(e, self.embed.shape[0], generator, distributed)
         self.embed.copy_(new); self.embed_sum.copy_(new); self.cluster_size.fill_(1.0); self.initialized.fill_(True)
+        self._started = True
         return 0
+    self._started = True                                          # `initialized` never turns back: no device read at later steps
     counts = torch.bincount(idx, minlength=self.embed.shape[0]).float()
     sums = torch.zeros_like(self.embed_sum).index_add_(0, idx, e)
     if distributed: dist.all_reduce(counts); dist.all_reduce(sums)
@@ -116,10 +124,12 @@ def ema_update(self: EMACodebook, e: torch.Tensor, idx: torch.Tensor, generator:
     smoothed = (self.cluster_size + self.eps) / (n + self.embed.shape[0] * self.eps) * n   # Laplace smoothing
     self.embed.copy_(self.embed_sum / smoothed[:, None])
     dead = self.cluster_size < self.c_min
-    if dead.any():
-        new = random_latents(e, int(dead.sum()), generator, distributed)
+    n_dead = int(dead.sum())                                      # the one host sync of an update
+    if n_dead:
+        new = random_latents(e, n_dead, generator, distributed)
         self.embed[dead], self.embed_sum[dead], self.cluster_size[dead] = new, new, 1.0
-    return int(dead.sum())
+    return n_dead
+
 
 # %% ../../nbs/factorizer/10_vqvae.ipynb #528823ef
 class FactorizerVQVAE(nn.Module):

@@ -41,13 +41,14 @@ def timed(fn, n: int, device: torch.device, warmup: int = 1) -> list[float]:
     return out
 
 # %% ../../nbs/infra/96_gpu_check.ipynb #0f3b802a
-def vqvae_check(S: dict, device: torch.device, steps: int):
-    "(row, trained model): seconds per step, words/s and peak memory of `steps` VQ-VAE steps at the profile's shapes."
+def vqvae_check(S: dict, device: torch.device, steps: int, sampler: WordSampler, one_chunk: bool = False):
+    "(row, trained model): seconds per step, words/s and peak memory of `steps` VQ-VAE steps at the profile's shapes (one_chunk: each batch as one padded chunk)."
     cfg = VQConfig.from_settings(S)
-    cfg = replace(cfg, steps=max(steps, cfg.warmup_steps + 1))
-    st, sampler = new_state(cfg, device), WordSampler(training_counts(S, top_n=cfg.top_words))
+    cfg = replace(cfg, steps=max(steps, cfg.warmup_steps + 1), length_buckets=1 if one_chunk else cfg.length_buckets)
+    st = new_state(cfg, device)
     times = timed(lambda: train_step(st, sampler, cfg), steps, device)
-    return dict(part="VQ-VAE training", shape=f"{cfg.layers} x {cfg.hidden}, batch {cfg.batch_size} words", steps=steps,
+    return dict(part=PARTS[1] if one_chunk else PARTS[0], steps=steps,
+                shape=f"{cfg.layers} x {cfg.hidden}, batch {cfg.batch_size} words, {cfg.length_buckets} length-sorted chunk(s)",
                 seconds_per_step=float(np.median(times)), per_second=cfg.batch_size / float(np.median(times)), unit="words",
                 peak_mb=_peak_mb(device)), st.model.eval()
 
@@ -82,7 +83,7 @@ def inference_check(model, device: torch.device, triplets: int, batch_size: int)
                 per_second=len(trip) / sec, unit="triplets", peak_mb=_peak_mb(device), finished=float(done.float().mean()))
 
 # %% ../../nbs/infra/96_gpu_check.ipynb #f321671e
-PARTS = ("VQ-VAE training", "LM pretraining (FACTORIZER)", "vocabulary inference")
+PARTS = ("VQ-VAE training", "VQ-VAE training, one padded chunk", "LM pretraining (FACTORIZER)", "vocabulary inference")
 
 def environment(device: torch.device) -> dict:
     "What measured: the device's name, torch and CUDA versions, Python, CPU threads, package versions and the checkout's git state."
@@ -92,16 +93,19 @@ def environment(device: torch.device) -> dict:
                 packages=package_versions(), git=git_state())
 
 def measure(profile: str = "paper", device: str | None = None, vq_steps: int = 300, lm_steps: int = 4, micro_batch: int = 64,
-            triplets: int = CODEBOOK_SIZE ** NUM_CODEBOOKS, batch_size: int = 65536, raw: str | Path | None = None) -> dict:
-    "Time the three parts on `device` (CUDA if there is one); the measurement, also written to `raw` after each part."
+            triplets: int = CODEBOOK_SIZE ** NUM_CODEBOOKS, batch_size: int = 65536, raw: str | Path | None = None,
+            padded_steps: int = 100) -> dict:
+    "Time the parts on `device` (CUDA if there is one; `padded_steps=0` leaves the one-chunk VQ-VAE out); the measurement, also written to `raw` after each part."
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     S = load_settings("en", profile)
     out = dict(profile=profile, params=dict(vq_steps=vq_steps, lm_steps=lm_steps, micro_batch=micro_batch, triplets=triplets,
-               batch_size=batch_size), environment=environment(device), rows=[])
+               batch_size=batch_size, padded_steps=padded_steps), environment=environment(device), rows=[])
     def done(row):
         out["rows"].append(row)
         if raw: atomic_write(Path(raw), lambda t: t.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8"))
-    vq, model = vqvae_check(S, device, vq_steps); done(vq)
+    sampler = WordSampler(training_counts(S, top_n=int(S["vq_top_words"])))
+    vq, model = vqvae_check(S, device, vq_steps, sampler); done(vq)
+    if padded_steps: done(vqvae_check(S, device, padded_steps, sampler, one_chunk=True)[0])
     done(lm_check(S, device, lm_steps, micro_batch))
     done(inference_check(model, device, triplets, batch_size))
     return out
@@ -125,9 +129,12 @@ def record(m: dict | str | Path, out_dir: str | Path | None = None, name: str | 
     m, env, P = _checked(m), m["environment"], m["params"]
     S = load_settings("en", m["profile"])
     df = pd.DataFrame(m["rows"]).assign(device=env["device"])
-    absent = [p for p in PARTS if p not in set(df.part)]
+    skipped = {PARTS[1]} if not P.get("padded_steps") else set()                     # left out on purpose (or measured before it existed)
+    absent = [p for p in PARTS if p not in set(df.part) | skipped]
     caption = (f"GPU check on {env['device']} (torch {env['torch']}" + (f", CUDA {env['cuda']}" if env.get("cuda") else "") +
-               f"), profile {m['profile']!r}: {P['vq_steps']} VQ-VAE steps at Table 5's shapes, {P['lm_steps']} steps of Table 6's FACTORIZER "
+               f"), profile {m['profile']!r}: {P['vq_steps']} VQ-VAE steps at Table 5's shapes" +
+               (f" (and {P['padded_steps']} more from a fresh start with each batch run as one padded chunk instead of length-sorted ones: the same loss, "
+                f"fewer and larger kernels)" if P.get("padded_steps") else "") + f", {P['lm_steps']} steps of Table 6's FACTORIZER "
                f"model on one micro-batch of {P['micro_batch']} sequences, and greedy decoding of {P['triplets']:,} triplets. Times are medians "
                f"after one untimed step; peak memory is the GPU allocator's (the process's resident set on a CPU). The LM step uses random "
                f"triplets as text and a stand-in vocabulary: the speed of the shapes, not a trained model." +
@@ -137,9 +144,10 @@ def record(m: dict | str | Path, out_dir: str | Path | None = None, name: str | 
     return df
 
 def gpu_check(profile: str = "paper", device: str | None = None, vq_steps: int = 300, lm_steps: int = 4, micro_batch: int = 64,
-              triplets: int = CODEBOOK_SIZE ** NUM_CODEBOOKS, batch_size: int = 65536, out_dir: str | Path | None = None) -> pd.DataFrame:
-    "Measure the three parts on `device` and record them as `gpu_check_<profile>` with its manifest; the table."
-    return record(measure(profile, device, vq_steps, lm_steps, micro_batch, triplets, batch_size), out_dir)
+              triplets: int = CODEBOOK_SIZE ** NUM_CODEBOOKS, batch_size: int = 65536, out_dir: str | Path | None = None,
+              padded_steps: int = 100) -> pd.DataFrame:
+    "Measure the parts on `device` and record them as `gpu_check_<profile>` with its manifest; the table."
+    return record(measure(profile, device, vq_steps, lm_steps, micro_batch, triplets, batch_size, padded_steps=padded_steps), out_dir)
 
 # %% ../../nbs/infra/96_gpu_check.ipynb #5512f891
 def main(argv: list[str] | None = None) -> int:
@@ -147,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Time the paper profile's VQ-VAE, language model and vocabulary inference on a GPU")
     ap.add_argument("--profile", default="paper"); ap.add_argument("--device", default=None)
     ap.add_argument("--vq-steps", type=int, default=300); ap.add_argument("--lm-steps", type=int, default=4)
+    ap.add_argument("--vq-padded-steps", type=int, default=100, help="VQ-VAE steps with each batch as one padded chunk (0: leave out)")
     ap.add_argument("--micro-batch", type=int, default=64); ap.add_argument("--triplets", type=int, default=CODEBOOK_SIZE ** NUM_CODEBOOKS)
     ap.add_argument("--batch-size", type=int, default=65536); ap.add_argument("--out", default=None)
     ap.add_argument("--raw", default=None, help="measure only, into this JSON file (a machine without this checkout's history)")
@@ -154,8 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--name", default=None, help="with --record: the table's name (default gpu_check_<profile>)")
     a = ap.parse_args(argv)
     if a.record: df = record(a.record, a.out, a.name)
-    elif a.raw: df = pd.DataFrame(measure(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets, a.batch_size, a.raw)["rows"])
-    else: df = gpu_check(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets, a.batch_size, a.out)
+    elif a.raw: df = pd.DataFrame(measure(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets, a.batch_size, a.raw, a.vq_padded_steps)["rows"])
+    else: df = gpu_check(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets, a.batch_size, a.out, a.vq_padded_steps)
     print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0
 
