@@ -15,6 +15,9 @@
 #                             profile plateau, nbs/paper/heavy/19_factorial; the medium VQ-VAE, trained once in runs/en-grid/ladder/ and
 #                             shared with make ladder), resumable, into runs/en-plateau/ and figures/plateau/; each finished parser
 #                             is recorded in data/ledger/en-plateau/ (commit it: a later session reads it back, even without runs/)
+#   make fig4-plateau         Figure 4 at the plateau setting (issue #28 §3; nbs/paper/41_fig4_parser on profile plateau with the medium
+#                             VQ-VAE of the ladder): 4 alpha_split values, BPE, Unigram LM and SaGe at 4,096 and 32,768, 3 seeds, 2 workers,
+#                             resumable, recorded in data/ledger/en-plateau/ (19_factorial's finished cells are read back, not retrained)
 #   make parser-grid          the from-scratch parser's fuller CPU grid (profile grid: 3 seeds, 6 epochs; en, gd, tr, zh, no), resumable,
 #                             into runs/<lang>-grid/ and figures/grid/
 #   make sage-paper           SaGe at Table 6's sizes (20,000 -> 16,000) on the English Wikipedia text offline (nbs/paper/21_sage, profile
@@ -38,7 +41,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates factorial ladder medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates factorial fig4-plateau ladder medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -84,6 +87,11 @@ lm-gates: setup
 
 factorial: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau --notebooks nbs/paper/heavy/19_factorial.ipynb
+	$(MAKE) results-index
+
+fig4-plateau: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau --notebooks nbs/paper/41_fig4_parser.ipynb \
+		-p vq_profile=medium -p workers=2 -p ledger=1
 	$(MAKE) results-index
 
 # issue #28 §1: FACTORIZER against VQ-VAE compute (profiles tiny, small, medium, large; top-50,000 and whole word list), parsers at the grid

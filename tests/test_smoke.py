@@ -85,10 +85,10 @@ def test_vq_ladder_notebook_tiny(tmp_path):
     from factorizer_nb.infra.reproduce import run_notebooks
     out = tmp_path / "figures"
     res = run_notebooks(["gd"], "tiny", [ROOT / "nbs/paper/heavy/20_vq_ladder.ipynb"], runs_dir=tmp_path / "runs",
-                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(out), points="tiny tiny_ladder", word_lists="1000 3000"))
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(out), points="tiny tiny_ladder", word_lists="1000 2000"))
     assert all(v is None for v in res.values()), res
     ladder = pd.read_csv(out / "table_vq_ladder_gd.csv")
-    assert len(ladder) == 4 and set(ladder.word_list) == {"top 1,000", "top 3,000"}
+    assert len(ladder) == 4 and set(ladder.word_list) == {"top 1,000", "top 2,000"}
     for _, d in ladder.groupby("word_list"):
         d = d.set_index("point")
         assert d.steps["tiny_ladder"] == 2 * d.steps["tiny"] and d.word_samples["tiny"] == d.steps["tiny"] * 64
@@ -99,3 +99,10 @@ def test_vq_ladder_notebook_tiny(tmp_path):
     assert set(fits.measure) >= {"ratio_to_bpe_600", "LAS", "Lemmas"} and (fits.points == 2).all()
     assert fits.share_crossing.between(0, 1).all() and (fits.paper_flops > ladder.flops.max()).all()
     assert "paper's shapes" in json.loads((out / "vq_ladder_gd.manifest.json").read_text())["caption"]
+    fig4 = ROOT / "nbs/paper/41_fig4_parser.ipynb"                      # Figure 4 on a ladder point's vocabulary (top 2,000: tiny's own list)
+    res = run_notebooks(["gd"], "tiny", [fig4], runs_dir=tmp_path / "runs", parameters=dict(work_dir=str(tmp_path / "fig4"), figures_dir=str(out),
+                        vq_profile="tiny", ladder_dir=str(tmp_path / "work" / "ladder"), ledger=1))
+    assert all(v is None for v in res.values()), res
+    assert not (tmp_path / "fig4" / "vocab.dawg").exists()                     # no VQ-VAE of its own: the ladder's was read
+    assert "compute-ladder 'tiny' VQ-VAE vocabulary (1 x 64" in json.loads((out / "fig4_parser_gd.manifest.json").read_text())["caption"]
+    assert len(list((tmp_path / "fig4" / "ledger").rglob("seed*.json"))) == len(pd.read_csv(out / "table_fig4_parser_gd.csv"))

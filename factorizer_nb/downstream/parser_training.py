@@ -19,8 +19,8 @@ from .parser import (FIELDS, ud_settings, LabelSet, Parser, ParserConfig, collat
 
 # %% auto #0
 __all__ = ['CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'ParserTraining', 'lr_factor', 'ParserData', 'predict_treebank',
-           'evaluate', 'tokenizer_sha256', 'parser_fingerprint', 'read_ledger', 'write_ledger', 'train_parser',
-           'train_parser_threads', 'load_parser', 'main']
+           'evaluate', 'tokenizer_sha256', 'parser_fingerprint', 'read_ledger', 'find_in_ledger', 'write_ledger',
+           'train_parser', 'train_parser_threads', 'load_parser', 'main']
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #605ae572
 @dataclass(frozen=True)
@@ -150,17 +150,33 @@ def _write_log(path: Path, rows: list[dict], columns: Sequence[str] = LOG_COLUMN
 # %% ../../nbs/downstream/42_parser_training.ipynb #178b7a16
 def _jsonable(x): return json.loads(json.dumps(x))
 
-def read_ledger(path: str | Path, fingerprint: dict) -> dict | None:
-    "The finished run recorded at `path` if its fingerprint is `fingerprint`; None if there is no record or it is another run's (with a warning)."
-    path = Path(path)
-    if not path.exists(): return None
+def _ledger_record(path: Path) -> dict:
+    "The record in the file at `path`; a ValueError if it is not one."
     try: rec = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{path} is not a ledger record ({e}); restore it with git or delete it") from e
     if not isinstance(rec, dict) or not {"fingerprint", "scores", "log"} <= rec.keys():
         raise ValueError(f"{path} is not a ledger record (it lacks fingerprint, scores or log); restore it with git or delete it")
-    ours = _jsonable(fingerprint)
+    return rec
+
+def read_ledger(path: str | Path, fingerprint: dict) -> dict | None:
+    "The finished run recorded at `path` if its fingerprint is `fingerprint`; None if there is no record or it is another run's (with a warning)."
+    path = Path(path)
+    if not path.exists(): return None
+    rec, ours = _ledger_record(path), _jsonable(fingerprint)
     if rec["fingerprint"] == ours: return rec
     warnings.warn(f"{path} records another run (it differs in {', '.join(_differing_keys(rec['fingerprint'], ours))}); training this one, whose record will replace it")
+    return None
+
+def find_in_ledger(path: str | Path, fingerprint: dict) -> dict | None:
+    "`read_ledger(path, ...)`, else the same run filed under another point of the ledger (`<ledger>/*/<path's name>`), copied to `path`; None if neither."
+    path = Path(path)
+    if (rec := read_ledger(path, fingerprint)) is not None: return rec
+    ours = _jsonable(fingerprint)
+    for other in sorted(path.parent.parent.glob(f"*/{path.name}")):
+        if other != path and (rec := _ledger_record(other))["fingerprint"] == ours:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, lambda t: t.write_text(other.read_text(encoding="utf-8"), encoding="utf-8"))
+            return rec
     return None
 
 def write_ledger(path: str | Path, fingerprint: dict, scores: dict, log: list[dict]) -> Path:
@@ -175,11 +191,11 @@ def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: S
                  config: ParserConfig = ParserConfig(), training: ParserTraining = ParserTraining(), device: str | torch.device = "cpu",
                  progress: bool = True, on_epoch_end: Callable[[int, dict], None] | None = None, eval_every: int = 1,
                  build: Callable[..., Parser] = Parser, build_id: str | None = None, ledger: str | Path | None = None) -> dict[str, float]:
-    "Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the last epoch (dev is scored every `eval_every` epochs and after the last). `build(tokenizer, sizes, config)` makes the model (a pretrained encoder: `build_id` names it in the fingerprint). With `ledger`, a finished run is recorded in that JSON file, and a run the file already records is not trained again (`read_ledger`)."
+    "Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the last epoch (dev is scored every `eval_every` epochs and after the last). `build(tokenizer, sizes, config)` makes the model (a pretrained encoder: `build_id` names it in the fingerprint). With `ledger`, a finished run is recorded in that JSON file, and a run the ledger already records, in that file or under another point, is not trained again (`find_in_ledger`)."
     out, device, t = Path(out_dir), torch.device(device), training
     out.mkdir(parents=True, exist_ok=True)
     fp = parser_fingerprint(tokenizer, train, dev, config, t) | ({"model_build": build_id} if build_id else {})
-    if ledger and (rec := read_ledger(ledger, fp)) is not None:              # finished before, perhaps in a runs/ since lost
+    if ledger and (rec := find_in_ledger(ledger, fp)) is not None:           # finished before, perhaps in a runs/ since lost
         _write_log(out / LOG, rec["log"]); return rec["scores"]
     labels = LabelSet.from_sentences(train)
     data = ParserData.build(train, labels)

@@ -11,14 +11,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from .training import VQConfig, load_checkpoint, train
-from ..core.data import BOW_BYTES, EOW_BYTES, load_settings, training_counts
+from ..core.data import BOW_BYTES, EOW_BYTES, load_settings, run_dir, training_counts
 from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet, has_stray_bytes
 from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, FactorizerVQVAE,
                                             tokens_subword)
 
 # %% auto #0
 __all__ = ['load_vqvae', 'prior_triplets', 'greedy_decode', 'build_vocabulary', 'code_vectors', 'fallback_subwords',
-           'best_triplets', 'add_byte_fallback', 'infer_vocabulary', 'trained_vocabulary']
+           'best_triplets', 'add_byte_fallback', 'infer_vocabulary', 'trained_vocabulary', 'ladder_vocabulary']
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #c6761621
 def load_vqvae(checkpoint: str | Path, use_ema: bool = True, device: str | torch.device = "cpu") -> tuple[FactorizerVQVAE, dict]:
@@ -165,3 +165,11 @@ def trained_vocabulary(lang: str, profile: str, out_dir: str | Path, top_words: 
                                     batch_size=P["vocab_batch_size"], device=device, progress=False)
         vocab.save(out_dir / "vocab.dawg")
     return out_dir / "vocab.dawg", Path(ckpt), cfg, counts
+
+def ladder_vocabulary(lang: str, vq_profile: str, ladder_dir: str | Path | None = None, top_words: int | None = None,
+                      device: str = "cpu") -> tuple[Path, Path, VQConfig, list]:
+    "`trained_vocabulary` of the compute ladder's point for `vq_profile` on its top `top_words` entries (None: the profile's; 0: all), in `ladder_dir` (default runs/<lang>-grid/ladder)."
+    top = int(load_settings(lang, vq_profile)["vq_top_words"]) if top_words is None else int(top_words)
+    ladder_dir = Path(ladder_dir) if ladder_dir else run_dir(lang, profile="grid") / "ladder"
+    return trained_vocabulary(lang, vq_profile, ladder_dir / f"{vq_profile}-{top or 'all'}", top, device=device)
+
