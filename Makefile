@@ -18,6 +18,8 @@
 #   make fig4-plateau         Figure 4 at the plateau setting (issue #28 §3; nbs/paper/41_fig4_parser on profile plateau with the medium
 #                             VQ-VAE of the ladder): 4 alpha_split values, BPE, Unigram LM and SaGe at 4,096 and 32,768, 3 seeds, 2 workers,
 #                             resumable, recorded in data/ledger/en-plateau/ (19_factorial's finished cells are read back, not retrained)
+#   make compute-study        issue #28 in the order of its budget: make factorial, then make ladder, then make fig4-plateau; each
+#                             resumes where it stopped, so rerunning this after an interruption goes on from there
 #   make parser-grid          the from-scratch parser's fuller CPU grid (profile grid: 3 seeds, 6 epochs; en, gd, tr, zh, no), resumable,
 #                             into runs/<lang>-grid/ and figures/grid/
 #   make sage-paper           SaGe at Table 6's sizes (20,000 -> 16,000) on the English Wikipedia text offline (nbs/paper/21_sage, profile
@@ -41,7 +43,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates factorial fig4-plateau ladder medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates factorial fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -88,6 +90,8 @@ lm-gates: setup
 factorial: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau --notebooks nbs/paper/heavy/19_factorial.ipynb
 	$(MAKE) results-index
+
+compute-study: factorial ladder fig4-plateau
 
 fig4-plateau: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau --notebooks nbs/paper/41_fig4_parser.ipynb \
