@@ -47,6 +47,10 @@ def test_factorizer_pipeline_notebooks_tiny(tmp_path):
     for r in fig4.itertuples():                                   # the kept predictions re-score to the figure's numbers
         d = tmp_path / "work" / "ud" / "fig4" / Point(r.family, r.setting, None).key / f"seed{r.seed}"
         assert abs(score_conllu(d / "dev.gold.conllu", d / "dev.conllu")["LAS"] - r.LAS) < 1e-9
+    curves = pd.read_csv(out / "fig4_curves_gd.csv")                          # tiny scores dev after each epoch: the learning curves
+    assert curves.epoch.nunique() == 2 and curves.groupby(["family", "setting"]).ngroups == fig4.groupby(["family", "setting"]).ngroups
+    last = curves[curves.epoch == 2].set_index(["family", "setting"]).LAS.sort_index()
+    assert (last - fig4.set_index(["family", "setting"]).LAS.sort_index()).abs().max() < 1e-9
     fig6 = pd.read_csv(out / "fig6_noise_gd.csv")
     assert set(fig6.p_noise) == {0.0, 0.1} and len(fig6) == 4 * 2
     clean = fig6[fig6.p_noise == 0].set_index("family").LAS                 # p = 0 is the clean dev set: Figure 4's numbers

@@ -20,10 +20,10 @@ from .ud_data import read_treebank, syntactic_words, UD_METRICS
 from .tokenizer_points import (FAMILIES, Point, factorizer_points, bpe_point, unigram_point, spm_bpe, sage_point,
                                                       SaGePointConfig, subwords_per_word)
 from .parser import ParserConfig, encode_words
-from .parser_training import ParserTraining, train_parser, train_parser_threads
+from .parser_training import LOG, ParserTraining, train_parser, train_parser_threads
 
 # %% auto #0
-__all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'run_grid', 'summarise', 'aso_eps_min',
+__all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'run_grid', 'learning_curves', 'summarise', 'aso_eps_min',
            'ParserExperiment']
 
 # %% ../../nbs/downstream/43_experiments.ipynb #accc9af2
@@ -49,6 +49,15 @@ def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: 
     spw = {p.key: subwords_per_word(p.tokenizer, dev) for p in points}
     return pd.DataFrame([dict(family=p.family, setting=p.setting, tokenizer=p.tokenizer.name, seed=seed, subwords_per_word=spw[p.key],
                               **{m: sc[m] for m in UD_METRICS}) for (p, seed), sc in zip(jobs, scores)])
+
+def learning_curves(root: str | Path, points: Sequence[Point], seeds: Sequence[int]) -> pd.DataFrame:
+    "Dev scores after every scored epoch of each point's runs under `root` (their train_log.csv): family, setting, key, seed, epoch, UPOS, Lemmas, LAS."
+    cols, parts = ["family", "setting", "key", "seed", "epoch", "UPOS", "Lemmas", "LAS"], []
+    for p in points:
+        for seed in seeds:
+            log = pd.read_csv(Path(root) / p.key / f"seed{seed}" / LOG)
+            parts.append(log[log.LAS.notna()].assign(family=p.family, setting=p.setting, key=p.key, seed=seed))
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
 def summarise(runs: pd.DataFrame, metrics: Sequence[str] = UD_METRICS) -> pd.DataFrame:
     "Mean and standard deviation over seeds of every metric, per point."
