@@ -75,6 +75,9 @@ def test_factorizer_pipeline_notebooks_tiny(tmp_path):
     assert set(cells.embedding) == {"one row per subword", "factorized (triplets)"}
     same_splits = cells.groupby("segmentation")["subwords per word"].nunique()
     assert (same_splits == 1).all()                                          # an embedding never changes the splits
+    params = cells.set_index(["segmentation", "embedding"])["embedding parameters"]
+    assert params["FACTORIZER", "factorized (triplets)"] == params["BPE-500", "factorized (triplets)"] and (params > 0).all()   # three shared tables
+    assert params["FACTORIZER", "one row per subword"] != params["BPE-500", "one row per subword"]                  # one row per vocabulary entry
     aso = pd.read_csv(out / "table_factorial_aso_gd.csv")
     assert set(aso.ingredient) == {"embedding", "segmentation"} and len(aso) == 4
     curves = pd.read_csv(out / "factorial_curves_gd.csv")
