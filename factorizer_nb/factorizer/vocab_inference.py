@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from .training import VQConfig, load_checkpoint, train
 from ..core.data import BOW_BYTES, EOW_BYTES, load_settings, run_dir, training_counts
 from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet, has_stray_bytes
@@ -17,8 +18,9 @@ from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, Fact
                                             tokens_subword)
 
 # %% auto #0
-__all__ = ['load_vqvae', 'prior_triplets', 'greedy_decode', 'build_vocabulary', 'code_vectors', 'fallback_subwords',
-           'best_triplets', 'add_byte_fallback', 'infer_vocabulary', 'trained_vocabulary', 'ladder_vocabulary']
+__all__ = ['DECODE_SDPA_BACKENDS', 'load_vqvae', 'prior_triplets', 'greedy_decode', 'build_vocabulary', 'code_vectors',
+           'fallback_subwords', 'best_triplets', 'add_byte_fallback', 'infer_vocabulary', 'trained_vocabulary',
+           'ladder_vocabulary']
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #c6761621
 def load_vqvae(checkpoint: str | Path, use_ema: bool = True, device: str | torch.device = "cpu") -> tuple[FactorizerVQVAE, dict]:
@@ -38,6 +40,8 @@ def prior_triplets(prior: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tens
     return trip, (counts.double() / counts.sum()).log()
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #fe031004
+DECODE_SDPA_BACKENDS = [SDPBackend.MATH]  # the fused kernels failed on an H200 at batch 65,536 (grid limits); T <= 20 here
+
 @torch.no_grad()
 def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: int = MAX_TOKENS, batch_size: int = 4096,
                   progress: bool = True) -> tuple[list[list[int]], torch.Tensor, torch.Tensor]:
@@ -45,10 +49,11 @@ def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: in
     from tqdm.auto import tqdm
     device = next(model.parameters()).device
     bf16 = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
+    no_cudnn = lambda: sdpa_kernel(DECODE_SDPA_BACKENDS)
     seqs, logps, done_all = [], [], []
     for s in tqdm(range(0, len(triplets), batch_size), disable=not progress, desc="decode", unit="batch"):
         trip = triplets[s:s + batch_size].to(device)
-        with bf16: logits, cache = model.decoder_states(code_vectors(model, trip))            # after z: [B, 3, V]
+        with bf16, no_cudnn(): logits, cache = model.decoder_states(code_vectors(model, trip))            # after z: [B, 3, V]
         B = len(trip)
         out = torch.full((B, max_tokens + 1), PAD_TOKEN, dtype=torch.long, device=device)
         logp = torch.zeros(B, dtype=torch.float64, device=device)
@@ -60,7 +65,7 @@ def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: in
             out[:, t] = torch.where(done, PAD_TOKEN, tok)
             done |= tok == END_TOKEN
             if done.all(): break
-            with bf16: logits, cache = model.decoder_states(None, tok[:, None], cache=cache, start=NUM_CODEBOOKS + t)
+            with bf16, no_cudnn(): logits, cache = model.decoder_states(None, tok[:, None], cache=cache, start=NUM_CODEBOOKS + t)
         rows = out.cpu().numpy()                                                               # [B, max_tokens + 1]
         kept = (rows != PAD_TOKEN) & (rows != END_TOKEN)
         flat, ends = rows[kept].tolist(), np.cumsum(kept.sum(1)).tolist()                      # every row's tokens, one list
