@@ -11,6 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+from contextlib import nullcontext
 from .training import VQConfig, load_checkpoint, train
 from ..core.data import BOW_BYTES, EOW_BYTES, load_settings, run_dir, training_counts
 from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet, has_stray_bytes
@@ -49,11 +50,11 @@ def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: in
     from tqdm.auto import tqdm
     device = next(model.parameters()).device
     bf16 = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
-    no_cudnn = lambda: sdpa_kernel(DECODE_SDPA_BACKENDS)
+    math_sdpa = lambda: sdpa_kernel(DECODE_SDPA_BACKENDS) if device.type == "cuda" else nullcontext()  # the CPU as before
     seqs, logps, done_all = [], [], []
     for s in tqdm(range(0, len(triplets), batch_size), disable=not progress, desc="decode", unit="batch"):
         trip = triplets[s:s + batch_size].to(device)
-        with bf16, no_cudnn(): logits, cache = model.decoder_states(code_vectors(model, trip))            # after z: [B, 3, V]
+        with bf16, math_sdpa(): logits, cache = model.decoder_states(code_vectors(model, trip))            # after z: [B, 3, V]
         B = len(trip)
         out = torch.full((B, max_tokens + 1), PAD_TOKEN, dtype=torch.long, device=device)
         logp = torch.zeros(B, dtype=torch.float64, device=device)
@@ -65,7 +66,7 @@ def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: in
             out[:, t] = torch.where(done, PAD_TOKEN, tok)
             done |= tok == END_TOKEN
             if done.all(): break
-            with bf16, no_cudnn(): logits, cache = model.decoder_states(None, tok[:, None], cache=cache, start=NUM_CODEBOOKS + t)
+            with bf16, math_sdpa(): logits, cache = model.decoder_states(None, tok[:, None], cache=cache, start=NUM_CODEBOOKS + t)
         rows = out.cpu().numpy()                                                               # [B, max_tokens + 1]
         kept = (rows != PAD_TOKEN) & (rows != END_TOKEN)
         flat, ends = rows[kept].tolist(), np.cumsum(kept.sum(1)).tolist()                      # every row's tokens, one list
