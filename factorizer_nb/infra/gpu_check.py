@@ -33,7 +33,8 @@ def _peak_mb(device: torch.device) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 def timed(fn, n: int, device: torch.device, warmup: int = 1) -> list[float]:
-    "Seconds of each of `n` calls of fn() after `warmup` untimed ones, the device synchronized around each."
+    "Seconds of each of `n` calls of fn() after `warmup` untimed ones, the device synchronized around each (and the GPU's peak memory reset first)."
+    if device.type == "cuda": torch.cuda.reset_peak_memory_stats(device)        # each part's own peak, not the process's so far
     for _ in range(warmup): fn()
     out = []
     for _ in range(n):
@@ -76,6 +77,7 @@ def inference_check(model, device: torch.device, triplets: int, batch_size: int)
     "Seconds and triplets/s of greedy decoding of the first `triplets` of all 256³ triplets."
     flat = torch.arange(min(triplets, CODEBOOK_SIZE ** NUM_CODEBOOKS))
     trip = torch.stack(flat_to_triplet(flat), 1)                                  # [N, 3]
+    if device.type == "cuda": torch.cuda.reset_peak_memory_stats(device)
     _sync(device); t0 = time.perf_counter()
     with torch.no_grad(): seqs, logp, done = greedy_decode(model, trip, batch_size=batch_size, progress=False)
     _sync(device); sec = time.perf_counter() - t0
@@ -95,9 +97,10 @@ def environment(device: torch.device) -> dict:
 def measure(profile: str = "paper", device: str | None = None, vq_steps: int = 300, lm_steps: int = 4, micro_batch: int = 64,
             triplets: int = CODEBOOK_SIZE ** NUM_CODEBOOKS, batch_size: int = 65536, raw: str | Path | None = None,
             padded_steps: int = 100) -> dict:
-    "Time the parts on `device` (CUDA if there is one; `padded_steps=0` leaves the one-chunk VQ-VAE out); the measurement, also written to `raw` after each part."
+    "Time the parts on `device` (CUDA if there is one; `padded_steps=0`, or a profile already in one chunk, leaves the one-chunk VQ-VAE out); the measurement, also written to `raw` after each part."
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     S = load_settings("en", profile)
+    if int(S["vq_length_buckets"]) == 1: padded_steps = 0                         # the first part already runs one padded chunk
     out = dict(profile=profile, params=dict(vq_steps=vq_steps, lm_steps=lm_steps, micro_batch=micro_batch, triplets=triplets,
                batch_size=batch_size, padded_steps=padded_steps), environment=environment(device), rows=[])
     def done(row):
