@@ -1291,6 +1291,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                            'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index.fmt': ( 'infra/results_index.html#fmt',
                                                                                               'factorizer_nb/infra/results_index.py'),
+                                                   'factorizer_nb.infra.results_index.fz_embedding': ( 'infra/results_index.html#fz_embedding',
+                                                                                                       'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index.fz_fig2': ( 'infra/results_index.html#fz_fig2',
                                                                                                   'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index.fz_fig3': ( 'infra/results_index.html#fz_fig3',
