@@ -246,3 +246,21 @@ def test_a_run_keeps_its_precision():
     assert _run_bf16("cpu", "auto", True, 1) is True and _run_bf16("cpu", "auto", False, 1) is False
     assert _run_bf16("cpu", "bf16", False, 1) is True and _run_bf16("cpu", "off", True, 1) is False
     assert _run_bf16("cpu", "auto", None, 1) == has_bf16("cpu")
+
+
+@needs_data
+def test_a_finished_model_is_reused_only_under_its_fingerprint(tokenizers, tmp_path):
+    "`pretrain` reuses a directory's final model (one trained elsewhere, say on a GPU) only if tokenizer, shapes, optimisation and text match."
+    from factorizer_nb.core.data import load_settings
+    from factorizer_nb.downstream.lm import LMSpec, pretrain, FINAL
+    S = load_settings("en", "tiny")
+    bpe, fz = (LMSpec(n, n, tokenizers[k], tokenizers[k]) for n, k in (("BPE", "bpe"), ("FACTORIZER", "factorizer")))
+    path = pretrain(bpe, S, tmp_path / "bpe")
+    final = torch.load(path, weights_only=False)
+    assert final["trained_on"]["device"].startswith("CPU") and final["trained_on"]["torch"] == torch.__version__
+    stamp = path.stat().st_mtime_ns
+    assert pretrain(bpe, S, tmp_path / "bpe") == path and path.stat().st_mtime_ns == stamp          # reused, not retrained
+    with pytest.raises(ValueError, match="another tokenizer"): pretrain(fz, S, tmp_path / "bpe")      # another tokenizer's model
+    with pytest.raises(ValueError, match="text_sha256"): pretrain(bpe, S, tmp_path / "bpe", fraction=0.5)
+    with pytest.raises(ValueError, match="model"): pretrain(bpe, {**S, "lm_hidden": "48"}, tmp_path / "bpe")
+    assert (tmp_path / "bpe" / FINAL).exists()                                                       # nothing is deleted

@@ -26,11 +26,11 @@ from .tokenizer_points import spm_bpe, unigram_point, sage_point, SaGePointConfi
 __all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 'BF16_MIN_SPEEDUP', 'PROBE_ROWS', 'PROBE_WIDTH',
            'PROBE_FF', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'LMConfig', 'relative_buckets',
            'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt', 'paragraphs', 'lm_corpus',
-           'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining', 'cpu_bf16_speedup', 'has_bf16',
-           'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint', 'mlm_loss', 'train_lm',
-           'load_lm', 'pseudo_perplexity', 'unigram_perplexity', 'factorized_unigram_perplexity', 'LMParser',
-           'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args',
-           'pretrain_command', 'pretrain']
+           'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining', 'cpu_bf16_speedup', 'device_name',
+           'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint', 'mlm_loss',
+           'train_lm', 'load_lm', 'pseudo_perplexity', 'unigram_perplexity', 'factorized_unigram_perplexity',
+           'LMParser', 'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main',
+           'pretrain_args', 'pretrain_command', 'reusable_final', 'pretrain']
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -307,6 +307,11 @@ def cpu_bf16_speedup() -> float:
     if not _native_cpu_bf16(): return 0.0
     return _probe_seconds(None) / _probe_seconds(torch.bfloat16)
 
+def device_name(device: torch.device | str) -> str:
+    "The accelerator's name, or the CPU's threads: what a log or manifest says a run ran on."
+    device = torch.device(device)
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU ({torch.get_num_threads()} threads)"
+
 def has_bf16(device: torch.device | str) -> bool:
     "Whether bf16 pays on `device`: a CUDA GPU that supports it, or a CPU with native bf16 on which the probe runs `BF16_MIN_SPEEDUP` faster."
     device = torch.device(device)
@@ -469,7 +474,8 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
             if world > 1: dist.barrier()
     bar.close()
     if step == t.steps and rank == 0:
-        final = dict(model=model.state_dict(), config=asdict(config), training=asdict(t), fingerprint=fp, bf16=bf16)
+        final = dict(model=model.state_dict(), config=asdict(config), training=asdict(t), fingerprint=fp, bf16=bf16,
+                     trained_on=dict(device=device_name(device), torch=torch.__version__))      # where the last steps ran
         atomic_write(out / FINAL, lambda p: torch.save(final, p))
     if world > 1: dist.barrier()
     return out / FINAL
@@ -743,12 +749,21 @@ def pretrain_command(args: Sequence[str], processes: int = 1) -> list[str]:
     launcher = ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"] if processes > 1 else []
     return [sys.executable, *launcher, "-m", "factorizer_nb.downstream.lm", *args]
 
+def reusable_final(path: str | Path, spec: LMSpec, S: dict, fraction: float = 1.0, world: int = 1) -> Path:
+    "`path`, a finished model, if it was pretrained under the fingerprint that `spec`, `S`, `fraction` and `world` give now; else a ValueError naming what differs."
+    got = torch.load(path, map_location="cpu", weights_only=False).get("fingerprint", {})
+    texts, _ = settings_corpus(S, fraction)
+    want = lm_fingerprint(spec.tokenizer, texts, LMConfig.from_settings(S, spec.extra_layers), LMTraining.from_settings(S), world)
+    if differ := [k for k in want if got.get(k) != want[k]]:
+        raise ValueError(f"{path} was pretrained under another {', '.join(differ)} than {spec.name} has now: remove it to pretrain again")
+    return Path(path)
+
 def pretrain(spec: LMSpec, S: dict, out: str | Path, *, fraction: float = 1.0, processes: int = 1, device: str = "auto",
              cache: str | Path | None = None) -> Path:
     "Pretrain (or resume, or reuse) the model of `spec`; `processes` > 1 runs it under torchrun. Returns the final model's path."
     import subprocess
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
-    if (out / FINAL).exists(): return out / FINAL
+    if (out / FINAL).exists(): return reusable_final(out / FINAL, spec, S, fraction, processes)
     args = pretrain_args(S["lang"], S["profile"], spec.tokenizer.save(out / "tokenizer.tok"), out, extra_layers=spec.extra_layers,
                          fraction=fraction, cache=cache, device=device)
     if processes > 1:

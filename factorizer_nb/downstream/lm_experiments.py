@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Sequence
 import pandas as pd
+import torch
 from .ud_data import UD_METRICS
 from .parser_training import ParserTraining, train_parser, load_parser, evaluate
 from .experiments import ParserExperiment
@@ -50,12 +51,13 @@ class LMExperiment(ParserExperiment):
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #a9606e53
 def _pretrain_log(path: Path) -> dict:
-    "Steps, seconds and subword tokens per second of a finished pretraining run (from its log)."
+    "Steps, seconds and subword tokens per second of a finished pretraining run (from its log), and the device it ran on (from the model)."
     rows = list(csv.DictReader(open(Path(path).parent / LOG, encoding="utf-8")))
     t = [float(r["seconds"]) for r in rows]                     # seconds since the process started: a resumed run starts again from 0
     secs, toks = sum(a for a, b in zip(t, t[1:] + [0.0]) if b < a), sum(int(r["tokens"]) for r in rows)
+    on = torch.load(path, map_location="cpu", weights_only=False).get("trained_on", {}).get("device", "not recorded")   # e.g. a lent GPU
     return dict(steps=len(rows), pretrain_seconds=secs, tokens_per_second=toks / secs if secs else float("nan"),
-                final_loss=float(rows[-1]["loss"]) if rows else float("nan"))
+                final_loss=float(rows[-1]["loss"]) if rows else float("nan"), pretrained_on=on)
 
 def _perplexity(self: LMExperiment, spec: LMSpec, lm_path: Path, held: Sequence[str], train: Sequence[str] | None = None) -> dict:
     "Parameters, pretraining speed and held-out pseudo-perplexity (deterministic tokenizer) of one pretrained model; with `train`, the unigram model's beside it (and, for a factorized head, the factorized unigram model's)."

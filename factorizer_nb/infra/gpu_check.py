@@ -16,7 +16,7 @@ from ..core.tokenizer import Factorizer
 from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, byte_complete, flat_to_triplet
 from ..factorizer.training import VQConfig, WordSampler, new_state, train_step
 from ..factorizer.vocab_inference import greedy_decode
-from ..downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, lm_autocast, uses_bf16
+from ..downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, lm_autocast, uses_bf16, device_name
 from .reporting import save_table, package_versions, git_state
 
 # %% auto #0
@@ -89,8 +89,7 @@ PARTS = ("VQ-VAE training", "VQ-VAE training, one padded chunk", "LM pretraining
 
 def environment(device: torch.device) -> dict:
     "What measured: the device's name, torch and CUDA versions, Python, CPU threads, package versions and the checkout's git state."
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU ({torch.get_num_threads()} threads)"
-    return dict(device=name, torch=torch.__version__, cuda=torch.version.cuda if device.type == "cuda" else None,
+    return dict(device=device_name(device), torch=torch.__version__, cuda=torch.version.cuda if device.type == "cuda" else None,
                 python=platform.python_version(), machine=platform.machine(), cpu_count=os.cpu_count(),
                 packages=package_versions(), git=git_state())
 
