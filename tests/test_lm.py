@@ -248,19 +248,27 @@ def test_a_run_keeps_its_precision():
     assert _run_bf16("cpu", "auto", None, 1) == has_bf16("cpu")
 
 
+
 @needs_data
-def test_a_finished_model_is_reused_only_under_its_fingerprint(tokenizers, tmp_path):
-    "`pretrain` reuses a directory's final model (one trained elsewhere, say on a GPU) only if tokenizer, shapes, optimisation and text match."
-    from factorizer_nb.core.data import load_settings
-    from factorizer_nb.downstream.lm import LMSpec, pretrain, FINAL
-    S = load_settings("en", "tiny")
-    bpe, fz = (LMSpec(n, n, tokenizers[k], tokenizers[k]) for n, k in (("BPE", "bpe"), ("FACTORIZER", "factorizer")))
-    path = pretrain(bpe, S, tmp_path / "bpe")
+def test_pretraining_command_and_the_reuse_of_finished_models(tokenizers, tmp_path):
+    "`python -m factorizer_nb.downstream.lm_experiments` (the lent-GPU path) pretrains into the notebooks' directory; `pretrain` reuses that model, and only under its own fingerprint."
+    import subprocess, sys
+    from factorizer_nb.downstream.lm import pretrain, LMSpec
+    from factorizer_nb.downstream.lm_experiments import LMExperiment
+    cmd = [sys.executable, "-m", "factorizer_nb.downstream.lm_experiments", "--profile", "tiny", "--models", "BPE", "--fractions", "0.5",
+           "--work-dir", str(tmp_path), "--device", "cpu"]
+    run = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    exp = LMExperiment.setup("en", "tiny", tmp_path, "cpu")
+    (spec,) = exp.specs(["BPE"])
+    path = exp.run_dir(spec, 0.5) / "pretrain" / "lm.pt"
+    assert [line.split(": ", 1)[1] for line in run.stdout.splitlines() if line.startswith("pretrained BPE, fraction 0.5: ")] == [str(path)]
     final = torch.load(path, weights_only=False)
     assert final["trained_on"]["device"].startswith("CPU") and final["trained_on"]["torch"] == torch.__version__
     stamp = path.stat().st_mtime_ns
-    assert pretrain(bpe, S, tmp_path / "bpe") == path and path.stat().st_mtime_ns == stamp          # reused, not retrained
-    with pytest.raises(ValueError, match="another tokenizer"): pretrain(fz, S, tmp_path / "bpe")      # another tokenizer's model
-    with pytest.raises(ValueError, match="text_sha256"): pretrain(bpe, S, tmp_path / "bpe", fraction=0.5)
-    with pytest.raises(ValueError, match="model"): pretrain(bpe, {**S, "lm_hidden": "48"}, tmp_path / "bpe")
-    assert (tmp_path / "bpe" / FINAL).exists()                                                       # nothing is deleted
+    assert exp.pretrain(spec, 0.5) == path and path.stat().st_mtime_ns == stamp                  # the notebooks' call reuses it
+    other = LMSpec("FACTORIZER", "FACTORIZER", tokenizers["factorizer"], tokenizers["factorizer"])
+    with pytest.raises(ValueError, match="another tokenizer"): pretrain(other, exp.S, path.parent, fraction=0.5)
+    with pytest.raises(ValueError, match="text_sha256"): pretrain(spec, exp.S, path.parent, fraction=1.0)
+    with pytest.raises(ValueError, match="model"): pretrain(spec, {**exp.S, "lm_hidden": "48"}, path.parent, fraction=0.5)
+    assert path.stat().st_mtime_ns == stamp                                                      # nothing retrained or deleted

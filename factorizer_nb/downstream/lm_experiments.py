@@ -4,7 +4,7 @@
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #ae55c664
 from __future__ import annotations
-import csv, re
+import csv, re, sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Sequence
@@ -14,10 +14,10 @@ from .ud_data import UD_METRICS
 from .parser_training import ParserTraining, train_parser, load_parser, evaluate
 from .experiments import ParserExperiment
 from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, finetune_build, finetune_training, load_lm, num_parameters,
-                                         pseudo_perplexity, unigram_perplexity, factorized_unigram_perplexity, packed_rows, settings_corpus, LOG)
+                                         pseudo_perplexity, unigram_perplexity, factorized_unigram_perplexity, packed_rows, settings_corpus, LOG, LM_MODELS)
 
 # %% auto #0
-__all__ = ['LMExperiment', 'finetune_kind']
+__all__ = ['LMExperiment', 'finetune_kind', 'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
@@ -136,3 +136,29 @@ def _dev_curves(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> pd.D
                                                   epoch=int(r["epoch"]), **{m: float(r[m]) for m in UD_METRICS if r.get(m)}))
     return pd.DataFrame(rows)
 LMExperiment.dev_curves = _dev_curves
+
+# %% ../../nbs/downstream/45_lm_experiments.ipynb #e8b2f5c1
+def main(argv: list[str] | None = None) -> int:
+    "Command line: pretrain (or reuse) the LM notebooks' models of one language and profile, on a GPU where there is one."
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m factorizer_nb.downstream.lm_experiments", description="Pretrain the LM notebooks' models (resumable, reused when done).")
+    ap.add_argument("--lang", default="en"); ap.add_argument("--profile", default="cpu"); ap.add_argument("--work-dir", default=None)
+    ap.add_argument("--models", default=",".join(LM_MODELS), help=f"comma-separated, of: {', '.join(LM_MODELS)}")
+    ap.add_argument("--fractions", default="1", help="fractions of the pretraining text, e.g. '1 0.25' (Figure 7: the profile's lm_fractions)")
+    ap.add_argument("--device", default=None, help="cpu or cuda (default: a GPU where there is one)")
+    a = ap.parse_args(argv)
+    try:
+        fractions, names = [float(f) for f in a.fractions.split()], [m.strip() for m in a.models.split(",") if m.strip()]
+        if not fractions or not all(0 < f <= 1 for f in fractions): raise ValueError(f"fractions must lie in (0, 1]: {a.fractions!r}")
+        if unknown := [m for m in names if m not in LM_MODELS] or not names: raise ValueError(f"unknown models {unknown}; known: {', '.join(LM_MODELS)}")
+        exp = LMExperiment.setup(a.lang, a.profile, a.work_dir, a.device)
+        specs = exp.specs(names)
+    except (KeyError, ValueError, FileNotFoundError) as e: raise SystemExit(f"lm_experiments: {e}") from None
+    for f in fractions:
+        for sp in specs: print(f"pretrained {sp.name}, fraction {f:g}: {exp.pretrain(sp, f)}", flush=True)
+    return 0
+
+
+# %% ../../nbs/downstream/45_lm_experiments.ipynb #a0c6e7d3
+if __name__ == "__main__" and "IPython" not in sys.modules: raise SystemExit(main())
+
