@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", default=",".join(LM_MODELS), help=f"comma-separated, of: {', '.join(LM_MODELS)}")
     ap.add_argument("--fractions", default="1", help="fractions of the pretraining text, e.g. '1 0.25' (Figure 7: the profile's lm_fractions)")
     ap.add_argument("--device", default=None, help="cpu or cuda (default: a GPU where there is one)")
+    ap.add_argument("--tokenizers-only", action="store_true", help="train (or load) the models' tokenizers, then stop: to carry them to another machine")
     a = ap.parse_args(argv)
     try:
         fractions, names = [float(f) for f in a.fractions.split()], [m.strip() for m in a.models.split(",") if m.strip()]
@@ -154,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         exp = LMExperiment.setup(a.lang, a.profile, a.work_dir, a.device)
         specs = exp.specs(names)
     except (KeyError, ValueError, FileNotFoundError) as e: raise SystemExit(f"lm_experiments: {e}") from None
+    if a.tokenizers_only: print(f"tokenizers of {', '.join(sp.name for sp in specs)} in {exp.lm_dir / 'tokenizers'}"); return 0
     for f in fractions:
         for sp in specs: print(f"pretrained {sp.name}, fraction {f:g}: {exp.pretrain(sp, f)}", flush=True)
     return 0
