@@ -23,8 +23,8 @@ from .parser import ParserConfig, encode_words
 from .parser_training import LOG, ParserTraining, train_parser, train_parser_threads
 
 # %% auto #0
-__all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'run_grid', 'learning_curves', 'summarise', 'aso_eps_min',
-           'ParserExperiment']
+__all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'train_parsers', 'run_grid', 'learning_curves',
+           'summarise', 'aso_eps_min', 'ParserExperiment']
 
 # %% ../../nbs/downstream/43_experiments.ipynb #accc9af2
 def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0) -> list[list[str]]:
@@ -33,6 +33,14 @@ def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0
             for i, s in enumerate(sents)]
 
 # %% ../../nbs/downstream/43_experiments.ipynb #9fbcff82
+def train_parsers(kws: Sequence[dict], workers: int = 1) -> list[dict[str, float]]:
+    "`train_parser(**kw)` for each of `kws`, `workers` at a time in their own processes, each on its share of the threads; the dev scores in order."
+    if workers > 1 and len(kws) > 1:
+        threads = max(1, torch.get_num_threads() // workers)                   # the cores shared out, not oversubscribed
+        with ProcessPoolExecutor(min(workers, len(kws)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            return list(pool.map(train_parser_threads, [threads] * len(kws), kws))
+    return [train_parser(**kw) for kw in kws]
+
 def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: str | Path, seeds: Sequence[int], *,
              config: ParserConfig, training: ParserTraining, device: str = "cpu", progress: bool = True, eval_every: int = 1,
              workers: int = 1, ledger: str | Path | None = None) -> pd.DataFrame:
@@ -41,11 +49,7 @@ def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: 
     kws = [dict(tokenizer=p.tokenizer, train=train, dev=dev, out_dir=Path(out_root) / p.key / f"seed{seed}", config=config,
                 training=replace(training, seed=seed), device=device, progress=progress and workers == 1, eval_every=eval_every,
                 ledger=Path(ledger) / p.key / f"seed{seed}.json" if ledger else None) for p, seed in jobs]
-    if workers > 1 and len(jobs) > 1:
-        threads = max(1, torch.get_num_threads() // workers)                   # the cores shared out, not oversubscribed
-        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            scores = list(pool.map(train_parser_threads, [threads] * len(kws), kws))
-    else: scores = [train_parser(**kw) for kw in kws]
+    scores = train_parsers(kws, workers)
     spw = {p.key: subwords_per_word(p.tokenizer, dev) for p in points}
     return pd.DataFrame([dict(family=p.family, setting=p.setting, tokenizer=p.tokenizer.name, seed=seed, subwords_per_word=spw[p.key],
                               **{m: sc[m] for m in UD_METRICS}) for (p, seed), sc in zip(jobs, scores)])

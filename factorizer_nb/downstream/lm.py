@@ -24,13 +24,14 @@ from .tokenizer_points import spm_bpe, unigram_point, sage_point, SaGePointConfi
 
 # %% auto #0
 __all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 'BF16_MIN_SPEEDUP', 'PROBE_ROWS', 'PROBE_WIDTH',
-           'PROBE_FF', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'LMConfig', 'relative_buckets',
-           'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt', 'paragraphs', 'lm_corpus',
-           'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining', 'cpu_bf16_speedup', 'device_name',
-           'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint', 'mlm_loss',
-           'train_lm', 'load_lm', 'pseudo_perplexity', 'unigram_perplexity', 'factorized_unigram_perplexity',
-           'LMParser', 'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main',
-           'pretrain_args', 'pretrain_command', 'reusable_final', 'pretrain']
+           'PROBE_FF', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'PRETRAIN_OUTPUT', 'LMConfig',
+           'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt', 'paragraphs',
+           'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining', 'cpu_bf16_speedup',
+           'device_name', 'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint',
+           'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity', 'unigram_perplexity',
+           'factorized_unigram_perplexity', 'LMParser', 'LMParserBuild', 'finetune_build', 'finetune_training',
+           'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command', 'reusable_final',
+           'pretrain']
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -623,13 +624,21 @@ class LMParser(Parser):
         return torch.cat([self.root.expand(x.shape[0], 1, -1).to(x.dtype), x], 1)
 
 # %% ../../nbs/downstream/44_lm.ipynb #3a500aed
-def finetune_build(lm_path: str | Path, *, pretrained: bool = True, lstm_layers: int = 0) -> tuple[Callable[..., LMParser], str]:
+@dataclass(frozen=True)
+class LMParserBuild:
+    "`train_parser`'s `build`: an `LMParser` on the model pretrained at `lm_path` (a fresh encoder of its shape if not `pretrained`); picklable, so worker processes can build it."
+    lm_path: str
+    pretrained: bool = True
+    lstm_layers: int = 0
+
+    def __call__(self, tok: Tokenizer, sizes: dict[str, int], config: ParserConfig) -> LMParser:
+        lm = load_lm(self.lm_path, tok)
+        return LMParser(tok, sizes, config, (lm if self.pretrained else MaskedLM(tok, lm.config)).train(), self.lstm_layers)
+
+def finetune_build(lm_path: str | Path, *, pretrained: bool = True, lstm_layers: int = 0) -> tuple[LMParserBuild, str]:
     "`build` and `build_id` for `train_parser` and `load_parser`: an `LMParser` on the model pretrained at `lm_path`, named by its sha256 (`pretrained=False`: on a fresh encoder of its shape, the control for what pretraining adds)."
     sha = hashlib.sha256(Path(lm_path).read_bytes()).hexdigest()
-    def build(tok: Tokenizer, sizes: dict[str, int], config: ParserConfig) -> LMParser:
-        lm = load_lm(lm_path, tok)
-        return LMParser(tok, sizes, config, (lm if pretrained else MaskedLM(tok, lm.config)).train(), lstm_layers)
-    return build, f"lm{'' if pretrained else '-shape'}:{sha}" + (f"+bilstm{lstm_layers}" if lstm_layers else "")
+    return LMParserBuild(str(lm_path), pretrained, lstm_layers), f"lm{'' if pretrained else '-shape'}:{sha}" + (f"+bilstm{lstm_layers}" if lstm_layers else "")
 
 def finetune_training(s: dict, seed: int | None = None):
     "Table 7's `ParserTraining`, with any `ft_<field>` setting (a profile's fine-tuning choice) in place of `ud_<field>`."
@@ -759,19 +768,22 @@ def reusable_final(path: str | Path, spec: LMSpec, S: dict, fraction: float = 1.
         raise ValueError(f"{path} was pretrained under another {', '.join(differ)} than {spec.name} has now: remove it to pretrain again")
     return Path(path)
 
+PRETRAIN_OUTPUT = "pretrain.out"      # what a pretraining run in its own process printed (appended to on every resume)
+
 def pretrain(spec: LMSpec, S: dict, out: str | Path, *, fraction: float = 1.0, processes: int = 1, device: str = "auto",
-             cache: str | Path | None = None) -> Path:
-    "Pretrain (or resume, or reuse) the model of `spec`; `processes` > 1 runs it under torchrun. Returns the final model's path."
+             cache: str | Path | None = None, threads: int | None = None) -> Path:
+    "Pretrain (or resume, or reuse) the model of `spec`; `processes` > 1 runs it under torchrun, `threads` in its own process on that many threads. Returns the final model's path."
     import subprocess
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     if (out / FINAL).exists(): return reusable_final(out / FINAL, spec, S, fraction, processes)
     args = pretrain_args(S["lang"], S["profile"], spec.tokenizer.save(out / "tokenizer.tok"), out, extra_layers=spec.extra_layers,
                          fraction=fraction, cache=cache, device=device)
-    if processes > 1:
-        cmd = pretrain_command(args, processes)
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode: raise RuntimeError(f"pretraining {spec.name} failed ({' '.join(cmd)}):\n{done.stderr[-3000:]}")
-    else: main(args)
+    if processes == 1 and not threads: main(args); return out / FINAL
+    cmd, env = pretrain_command(args, processes), os.environ | ({"OMP_NUM_THREADS": str(int(threads))} if threads else {})
+    with open(out / PRETRAIN_OUTPUT, "a", encoding="utf-8") as log: done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    if done.returncode:
+        tail = (out / PRETRAIN_OUTPUT).read_text(encoding="utf-8", errors="replace")[-3000:]
+        raise RuntimeError(f"pretraining {spec.name} failed ({' '.join(cmd)}; output in {out / PRETRAIN_OUTPUT}):\n{tail}")
     return out / FINAL
 
 # %% ../../nbs/downstream/44_lm.ipynb #1a08650f

@@ -5,6 +5,7 @@
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #ae55c664
 from __future__ import annotations
 import csv, re, sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Sequence
@@ -12,7 +13,7 @@ import pandas as pd
 import torch
 from .ud_data import UD_METRICS
 from .parser_training import ParserTraining, train_parser, load_parser, evaluate
-from .experiments import ParserExperiment
+from .experiments import ParserExperiment, train_parsers
 from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, finetune_build, finetune_training, load_lm, num_parameters,
                                          pseudo_perplexity, unigram_perplexity, factorized_unigram_perplexity, packed_rows, settings_corpus, LOG, LM_MODELS)
 
@@ -22,16 +23,24 @@ __all__ = ['LMExperiment', 'finetune_kind', 'main']
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
 class LMExperiment(ParserExperiment):
-    "A parser experiment's settings, splits and directory, with the LM notebooks' seeds (`lm_seeds`) and pretraining processes."
+    "A parser experiment's settings, splits and directory, with the LM notebooks' seeds (`lm_seeds`), pretraining processes and CPU workers."
     processes: int = 1
+    workers: int = 1                    # on a CPU: models pretrained, and seeds fine-tuned, this many at a time (`lm_workers`)
 
     @classmethod
-    def setup(cls, lang: str, profile: str, work_dir=None, device: str | None = None, processes: int | None = None) -> "LMExperiment":
+    def setup(cls, lang: str, profile: str, work_dir=None, device: str | None = None, processes: int | None = None,
+              workers: int | None = None) -> "LMExperiment":
         "Read the settings and the language's parser treebanks; `device` None: a GPU where there is one."
         base = ParserExperiment.setup(lang, profile, work_dir, device)
         S = base.S
         shared = {f.name: getattr(base, f.name) for f in fields(ParserExperiment)}
-        return cls(**shared | dict(seeds=[int(S["seed"]) + k for k in range(int(S["lm_seeds"]))]), processes=int(processes or S["lm_processes"]))
+        return cls(**shared | dict(seeds=[int(S["seed"]) + k for k in range(int(S["lm_seeds"]))]), processes=int(processes or S["lm_processes"]),
+                   workers=int(workers or S.get("lm_workers") or 1))
+
+    @property
+    def parallel(self) -> int:
+        "How many runs go side by side: `workers` on a CPU with one pretraining process, else 1 (a GPU or torchrun has the device to itself)."
+        return max(1, self.workers) if torch.device(self.device).type == "cpu" and self.processes == 1 else 1
 
     @property
     def lm_dir(self) -> Path: return self.work / "lm"
@@ -44,10 +53,19 @@ class LMExperiment(ParserExperiment):
         "Where one model's pretraining and fine-tuning live (a fraction of the text gets its own directory)."
         return self.lm_dir / spec.key / ("full" if fraction == 1 else f"fraction_{fraction:g}")
 
-    def pretrain(self, spec: LMSpec, fraction: float = 1.0) -> Path:
-        "Pretrain (or resume, or reuse) `spec`'s model on `fraction` of the training text; the final model's path."
+    def pretrain(self, spec: LMSpec, fraction: float = 1.0, threads: int | None = None) -> Path:
+        "Pretrain (or resume, or reuse) `spec`'s model on `fraction` of the training text (`threads`: in its own process); the final model's path."
         return pretrain(spec, self.S, self.run_dir(spec, fraction) / "pretrain", fraction=fraction, processes=self.processes,
-                        device=self.device, cache=self.lm_dir / "cache")
+                        device=self.device, cache=self.lm_dir / "cache", threads=threads)
+
+    def pretrain_all(self, specs: Sequence[LMSpec], fractions: Sequence[float] = (1.0,)) -> dict[tuple[str, float], Path]:
+        "`pretrain` for every model and fraction, `parallel` at a time, each in its own process on its share of the threads: {(name, fraction): path}."
+        jobs = [(sp, float(f)) for f in fractions for sp in specs]
+        if self.parallel == 1 or len(jobs) == 1: return {(sp.name, f): self.pretrain(sp, f) for sp, f in jobs}
+        threads = max(1, torch.get_num_threads() // self.parallel)
+        with ThreadPoolExecutor(self.parallel) as pool:                       # threads that wait on processes
+            paths = list(pool.map(lambda job: self.pretrain(*job, threads=threads), jobs))
+        return {(sp.name, f): path for (sp, f), path in zip(jobs, paths)}
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #a9606e53
 def _pretrain_log(path: Path) -> dict:
@@ -84,17 +102,17 @@ def finetune_kind(pretrained: bool = True, lstm_layers: int = 0) -> tuple[str, s
 
 def _finetune(self: LMExperiment, spec: LMSpec, lm_path: Path, fraction: float = 1.0, n_avg: int | None = None,
               progress: bool = True, pretrained: bool = True, lstm_layers: int = 0) -> pd.DataFrame:
-    "Fine-tune `spec`'s pretrained model on UD for every seed; one row per seed and evaluation (sampling models: deterministic and averaged); `pretrained`, `lstm_layers`: `finetune_build`'s controls."
+    "Fine-tune `spec`'s pretrained model on UD for every seed (`parallel` at a time); one row per seed and evaluation (sampling models: deterministic and averaged); `pretrained`, `lstm_layers`: `finetune_build`'s controls."
     build, build_id = finetune_build(lm_path, pretrained=pretrained, lstm_layers=lstm_layers)
     config, n_avg = self.config, int(n_avg or self.S["ud_averaging_samples"])
     kind, label = finetune_kind(pretrained, lstm_layers)
     name = spec.name + ("" if kind == "ud" else f" ({label})")
+    runs = [self.run_dir(spec, fraction) / kind / f"seed{seed}" for seed in self.seeds]
+    kws = [dict(tokenizer=spec.tokenizer, train=self.train, dev=self.dev, out_dir=run, config=config, training=finetune_training(self.S, seed),
+                device=self.device, progress=progress and self.parallel == 1, build=build, build_id=build_id, eval_every=self.ft_eval_every)
+           for seed, run in zip(self.seeds, runs)]
     rows = []
-    for seed in self.seeds:
-        run = self.run_dir(spec, fraction) / kind / f"seed{seed}"
-        ft = finetune_training(self.S, seed)
-        scores = train_parser(spec.tokenizer, self.train, self.dev, run, config=config, training=ft, device=self.device, progress=progress,
-                              build=build, build_id=build_id, eval_every=self.ft_eval_every)
+    for seed, run, scores in zip(self.seeds, runs, train_parsers(kws, self.parallel)):
         base = dict(model=name, family=spec.family, fraction=fraction, seed=seed)
         if not spec.tokenizer.samples:
             rows.append(dict(base, evaluation="deterministic", **scores)); continue
@@ -112,15 +130,12 @@ def _ft_eval_every(self: LMExperiment) -> int:
 LMExperiment.ft_eval_every = _ft_eval_every
 
 def _scratch(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, progress: bool = True) -> pd.DataFrame:
-    "The from-scratch parser on `spec`'s tokenizer, with fine-tuning's sentences, epochs and seeds: the row pretraining has to beat."
-    rows = []
-    for seed in self.seeds:
-        t = replace(ParserTraining.from_settings(self.S, seed), epochs=finetune_training(self.S, seed).epochs)
-        run = self.run_dir(spec, fraction) / "scratch" / f"seed{seed}"
-        scores = train_parser(spec.tokenizer, self.train, self.dev, run, config=self.config, training=t, device=self.device, progress=progress,
-                              eval_every=self.ft_eval_every)
-        rows.append(dict(model=f"{spec.name}, from scratch", family=spec.family, fraction=fraction, seed=seed, evaluation="deterministic", **scores))
-    return pd.DataFrame(rows)
+    "The from-scratch parser on `spec`'s tokenizer, with fine-tuning's sentences, epochs and seeds (`parallel` at a time): the row pretraining has to beat."
+    kws = [dict(tokenizer=spec.tokenizer, train=self.train, dev=self.dev, out_dir=self.run_dir(spec, fraction) / "scratch" / f"seed{seed}", config=self.config,
+                training=replace(ParserTraining.from_settings(self.S, seed), epochs=finetune_training(self.S, seed).epochs), device=self.device,
+                progress=progress and self.parallel == 1, eval_every=self.ft_eval_every) for seed in self.seeds]
+    return pd.DataFrame([dict(model=f"{spec.name}, from scratch", family=spec.family, fraction=fraction, seed=seed, evaluation="deterministic", **scores)
+                         for seed, scores in zip(self.seeds, train_parsers(kws, self.parallel))])
 LMExperiment.scratch = _scratch
 
 def _dev_curves(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> pd.DataFrame:
@@ -156,8 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         specs = exp.specs(names)
     except (KeyError, ValueError, FileNotFoundError) as e: raise SystemExit(f"lm_experiments: {e}") from None
     if a.tokenizers_only: print(f"tokenizers of {', '.join(sp.name for sp in specs)} in {exp.lm_dir / 'tokenizers'}"); return 0
-    for f in fractions:
-        for sp in specs: print(f"pretrained {sp.name}, fraction {f:g}: {exp.pretrain(sp, f)}", flush=True)
+    for (name, f), path in exp.pretrain_all(specs, fractions).items(): print(f"pretrained {name}, fraction {f:g}: {path}", flush=True)
     return 0
 
 
