@@ -92,7 +92,8 @@ def test_vq_ladder_notebook_tiny(tmp_path):
     from factorizer_nb.infra.reproduce import run_notebooks
     out = tmp_path / "figures"
     res = run_notebooks(["gd"], "tiny", [ROOT / "nbs/paper/heavy/20_vq_ladder.ipynb"], runs_dir=tmp_path / "runs",
-                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(out), points="tiny tiny_ladder", word_lists="1000 2000"))
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(out), points="tiny tiny_ladder", word_lists="1000 2000",
+                                        fit_from="tiny"))
     assert all(v is None for v in res.values()), res
     ladder = pd.read_csv(out / "table_vq_ladder_gd.csv")
     assert len(ladder) == 4 and set(ladder.word_list) == {"top 1,000", "top 2,000"}
@@ -104,7 +105,10 @@ def test_vq_ladder_notebook_tiny(tmp_path):
     assert ladder.LAS.between(0, 100).all() and (ladder.seeds == 1).all()
     fits = pd.read_csv(out / "table_vq_ladder_fit_gd.csv")
     assert set(fits.measure) >= {"ratio_to_bpe_600", "LAS", "Lemmas"} and (fits.points == 2).all()
-    assert fits.share_crossing.between(0, 1).all() and (fits.paper_flops > ladder.flops.max()).all()
+    assert set(zip(fits.measure, fits.form)) >= {("ratio_to_bpe_600", "power law"), ("ratio_to_bpe_600", "power-law gap"), ("LAS", "linear")}
+    fitted = fits.slope_per_decade.notna()                                     # a gap fit needs every point on one side of BPE's level
+    assert fits[fitted].share_crossing.between(0, 1).all() and (fits.paper_flops > ladder.flops.max()).all()
+    assert (fits[fitted & (fits.form == "power-law gap")].share_crossing == 0).all() and fits[fitted].value_at.notna().all()
     assert "paper's shapes" in json.loads((out / "vq_ladder_gd.manifest.json").read_text())["caption"]
     fig4 = ROOT / "nbs/paper/41_fig4_parser.ipynb"                      # Figure 4 on a ladder point's vocabulary (top 2,000: tiny's own list)
     res = run_notebooks(["gd"], "tiny", [fig4], runs_dir=tmp_path / "runs", parameters=dict(work_dir=str(tmp_path / "fig4"), figures_dir=str(out),
