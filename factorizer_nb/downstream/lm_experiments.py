@@ -5,7 +5,6 @@
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #ae55c664
 from __future__ import annotations
 import csv, re, sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Sequence
@@ -25,7 +24,7 @@ __all__ = ['LMExperiment', 'finetune_kind', 'main']
 class LMExperiment(ParserExperiment):
     "A parser experiment's settings, splits and directory, with the LM notebooks' seeds (`lm_seeds`), pretraining processes and CPU workers."
     processes: int = 1
-    workers: int = 1                    # on a CPU: models pretrained, and seeds fine-tuned, this many at a time (`lm_workers`)
+    workers: int = 1                    # on a CPU: seeds fine-tuned (or trained from scratch) this many at a time (`lm_workers`)
 
     @classmethod
     def setup(cls, lang: str, profile: str, work_dir=None, device: str | None = None, processes: int | None = None,
@@ -39,8 +38,8 @@ class LMExperiment(ParserExperiment):
 
     @property
     def parallel(self) -> int:
-        "How many runs go side by side: `workers` on a CPU with one pretraining process, else 1 (a GPU or torchrun has the device to itself)."
-        return max(1, self.workers) if torch.device(self.device).type == "cpu" and self.processes == 1 else 1
+        "How many seeds train side by side: `workers` on a CPU, 1 on a GPU (which one run has to itself)."
+        return max(1, self.workers) if torch.device(self.device).type == "cpu" else 1
 
     @property
     def lm_dir(self) -> Path: return self.work / "lm"
@@ -53,19 +52,14 @@ class LMExperiment(ParserExperiment):
         "Where one model's pretraining and fine-tuning live (a fraction of the text gets its own directory)."
         return self.lm_dir / spec.key / ("full" if fraction == 1 else f"fraction_{fraction:g}")
 
-    def pretrain(self, spec: LMSpec, fraction: float = 1.0, threads: int | None = None) -> Path:
-        "Pretrain (or resume, or reuse) `spec`'s model on `fraction` of the training text (`threads`: in its own process); the final model's path."
+    def pretrain(self, spec: LMSpec, fraction: float = 1.0) -> Path:
+        "Pretrain (or resume, or reuse) `spec`'s model on `fraction` of the training text; the final model's path."
         return pretrain(spec, self.S, self.run_dir(spec, fraction) / "pretrain", fraction=fraction, processes=self.processes,
-                        device=self.device, cache=self.lm_dir / "cache", threads=threads)
+                        device=self.device, cache=self.lm_dir / "cache")
 
     def pretrain_all(self, specs: Sequence[LMSpec], fractions: Sequence[float] = (1.0,)) -> dict[tuple[str, float], Path]:
-        "`pretrain` for every model and fraction, `parallel` at a time, each in its own process on its share of the threads: {(name, fraction): path}."
-        jobs = [(sp, float(f)) for f in fractions for sp in specs]
-        if self.parallel == 1 or len(jobs) == 1: return {(sp.name, f): self.pretrain(sp, f) for sp, f in jobs}
-        threads = max(1, torch.get_num_threads() // self.parallel)
-        with ThreadPoolExecutor(self.parallel) as pool:                       # threads that wait on processes
-            paths = list(pool.map(lambda job: self.pretrain(*job, threads=threads), jobs))
-        return {(sp.name, f): path for (sp, f), path in zip(jobs, paths)}
+        "`pretrain` for every fraction and model, one model at a time (each finished before the next starts): {(name, fraction): path}."
+        return {(sp.name, float(f)): self.pretrain(sp, float(f)) for f in fractions for sp in specs}
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #a9606e53
 def _pretrain_log(path: Path) -> dict:
