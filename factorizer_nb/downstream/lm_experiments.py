@@ -11,7 +11,7 @@ from typing import Sequence
 import pandas as pd
 import torch
 from .ud_data import UD_METRICS
-from .parser_training import ParserTraining, train_parser, load_parser, evaluate
+from .parser_training import ParserTraining, load_parser, evaluate
 from .experiments import ParserExperiment, train_parsers
 from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, finetune_build, finetune_training, load_lm, num_parameters,
                                          pseudo_perplexity, unigram_perplexity, factorized_unigram_perplexity, packed_rows, settings_corpus, LOG, LM_MODELS)
