@@ -10,7 +10,8 @@
 #   make lm-sweep             the sweep that sized the cpu language-model profile (nbs/paper/heavy/18_lm_sweep, 6 minutes per setting)
 #   make lm-gates             issue #27's gates on PROFILE (default here: cpu): BPE and FACTORIZER pretrained about 1 and 1.5 hours,
 #                             against unigram perplexity and the from-scratch parser, with gate 2's controls for BPE, one fine-tuning
-#                             seed (GATES_ARGS: what figures/cpu ran) (nbs/paper/lm/44_lm_gates), resumable, into runs/en-cpu/ and figures/cpu/
+#                             seed (GATES_ARGS: what figures/cpu ran) (nbs/paper/lm/44_lm_gates), resumable, into runs/en-cpu/ and figures/cpu/;
+#                             every result recorded in data/ledger/en-cpu/lm/ (commit it), so a rerun needs no runs/
 #   make factorial            FACTORIZER's segmentation and embedding crossed on from-scratch parsers trained to a plateau (issue #28;
 #                             profile plateau, nbs/paper/heavy/19_factorial; the medium VQ-VAE, trained once in runs/en-grid/ladder/ and
 #                             shared with make ladder), resumable, into runs/en-plateau/ and figures/plateau/; each finished parser
@@ -70,10 +71,11 @@ endif
 
 # The language-model experiments (issue #12, nbs/paper/lm/): Tables 1 and 3, the table across four tokenizers and Figure 7, for English on
 # PROFILE (small: a 2-core CPU; paper: Table 6 on GPUs, PROCESSES per pretraining run under torchrun), resumable; FACTORIZER's vocabulary
-# comes from notebooks 11-12 of the same profile. Also `make reproduce EXPERIMENTS=lm`.
+# comes from notebooks 11-12 of the same profile. Also `make reproduce EXPERIMENTS=lm`. On every profile but small, each result (pretraining,
+# perplexity, fine-tuning, evaluation) is recorded in data/ledger/en-<profile>/lm/ (commit it: a later session reads it back without runs/).
 PROCESSES ?= 1
 lm: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) \
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) -p ledger=$(if $(filter small,$(PROFILE)),0,1) \
 	  --notebooks nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb $(sort $(wildcard nbs/paper/lm/*.ipynb))
 	$(MAKE) results-index
 
@@ -84,7 +86,7 @@ lm-sweep: setup
 	$(MAKE) results-index
 
 lm-gates: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/lm/44_lm_gates.ipynb $(GATES_ARGS)
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/lm/44_lm_gates.ipynb -p ledger=1 $(GATES_ARGS)
 	$(MAKE) results-index
 
 factorial: setup

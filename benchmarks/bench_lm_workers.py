@@ -56,7 +56,7 @@ def main():
                     paths = list(pool.map(lambda sp: pretrain(sp, exp.S, exp.run_dir(sp) / "pretrain", device="cpu", cache=exp.lm_dir / "cache",
                                                               threads=threads), specs))
             t1 = time.perf_counter()
-            exp.finetune(specs[0], paths[0], progress=False)
+            exp.finetune(specs[0], progress=False)
             rates = [steady_steps_per_second(p) for p in paths]
             steady = sum(rates) if workers > 1 else 1 / (sum(1 / r for r in rates) / len(rates))   # side by side the rates add up
             times[workers] = (t1 - t0, steady, time.perf_counter() - t1)

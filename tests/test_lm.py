@@ -1,5 +1,5 @@
 "Masked language models (downstream.lm): DDP against accumulation, odd input over every tokenizer kind, span-mask properties, the tiny LM notebooks end to end."
-import csv, json, math, os, socket
+import csv, json, math, os, shutil, socket
 from dataclasses import replace
 from pathlib import Path
 import numpy as np
@@ -190,7 +190,7 @@ def test_lm_notebooks_tiny(tmp_path):
     nbs = paper_notebooks(ROOT, "lm")
     assert [n.name[:2] for n in nbs] == ["44", "45", "46", "47"]
     res = run_notebooks(["en"], "tiny", nbs, runs_dir=tmp_path / "runs",
-                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures")))
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures"), ledger=1))
     assert all(v is None for v in res.values()), res
     out = tmp_path / "figures"
     t1 = pd.read_csv(out / "table1_lm_ablation_en.csv")
@@ -231,9 +231,14 @@ def test_lm_notebooks_tiny(tmp_path):
     for d in (tmp_path / "work" / "lm").glob("*/full/ud/seed*"):              # kept predictions re-score to the tables' numbers
         s = score_conllu(d / "dev.gold.conllu", d / "dev.conllu")
         assert 0 <= s["LAS"] <= 100
-    res = run_notebooks(["en"], "tiny", nbs[:1], runs_dir=tmp_path / "runs2",  # two models' gates, controls for one (the pretrained runs reused)
-                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "fig2"), models="BPE,FACTORIZER", controls="BPE"))
+    ledger = tmp_path / "work" / "ledger" / "lm"                              # every result recorded
+    assert {p.name for p in ledger.glob("*/full/*.json")} == {"pretrain.json", "perplexity.json"} and len(list(ledger.glob("*/full/pretrain.json"))) == 7
+    shutil.rmtree(tmp_path / "work" / "lm")                                    # runs/ lost: the gates come back from the ledger, nothing trained
+    res = run_notebooks(["en"], "tiny", nbs[:1], runs_dir=tmp_path / "runs2",  # two models' gates, controls for one
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "fig2"), models="BPE,FACTORIZER", controls="BPE",
+                                        ledger=1))
     assert all(v is None for v in res.values()), res
+    assert not list((tmp_path / "work" / "lm").rglob("*.pt")), "a model was trained again"
     two = pd.read_csv(tmp_path / "fig2" / "table_lm_gates_en.csv")
     assert list(two.model) == ["BPE", "FACTORIZER"] and np.isclose(two.ppl_word.iloc[0], gates.ppl_word.iloc[0])
     assert two.filter(like="fine-tuned LAS, mix ->").iloc[:, 0].isna().tolist() == [False, True]

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/downstream/44_lm.ipynb #41539af7
 from __future__ import annotations
-import argparse, hashlib, math, os, re, sys, time
+import argparse, hashlib, json, math, os, re, sys, time
 from contextlib import nullcontext
 from dataclasses import dataclass, asdict, replace
 from functools import lru_cache
@@ -27,11 +27,11 @@ __all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 
            'PROBE_FF', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'PRETRAIN_OUTPUT', 'LMConfig',
            'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt', 'paragraphs',
            'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining', 'cpu_bf16_speedup',
-           'device_name', 'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'packed_rows', 'lm_fingerprint',
-           'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity', 'unigram_perplexity',
+           'device_name', 'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'texts_sha256', 'packed_rows',
+           'lm_fingerprint', 'lm_recipe', 'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity', 'unigram_perplexity',
            'factorized_unigram_perplexity', 'LMParser', 'LMParserBuild', 'finetune_build', 'finetune_training',
-           'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command', 'reusable_final',
-           'pretrain']
+           'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command', 'pretrain_fingerprint',
+           'reusable_final', 'pretrain']
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -343,7 +343,8 @@ def make_optimizer(model: nn.Module, t: LMTraining) -> torch.optim.Optimizer:
     raise ValueError(f"unknown optimizer {t.optimizer!r}: lamb or adamw")
 
 # %% ../../nbs/downstream/44_lm.ipynb #1f1706cf
-def _sha_texts(texts: Sequence[str]) -> str:
+def texts_sha256(texts: Sequence[str]) -> str:
+    "sha256 of a list of texts, one per line: what names a pretraining text in a fingerprint."
     h = hashlib.sha256()
     for t in texts: h.update(t.encode("utf-8")); h.update(b"\n")
     return h.hexdigest()
@@ -356,7 +357,7 @@ def packed_rows(tokenizer: Tokenizer, texts: Sequence[str], seq_len: int, epoch:
         tokenizer.reseed(seed * 1_000_003 + epoch)
         return ids()
     if cache_dir is None: return ids()
-    key = hashlib.sha256(f"{tokenizer_sha256(tokenizer)} {_sha_texts(texts)} {seq_len}".encode()).hexdigest()[:32]
+    key = hashlib.sha256(f"{tokenizer_sha256(tokenizer)} {texts_sha256(texts)} {seq_len}".encode()).hexdigest()[:32]
     path = Path(cache_dir) / f"packed-{key}.npy"
     if path.exists():
         try: return np.load(path)
@@ -372,7 +373,11 @@ LOG_COLUMNS = ("step", "epoch", "loss", "lr", "tokens", "seconds")
 
 def lm_fingerprint(tokenizer: Tokenizer, texts: Sequence[str], config: LMConfig, training: LMTraining, world: int) -> dict:
     "Everything that determines a pretraining run: shape, optimisation, seed, tokenizer, text and the number of processes."
-    return dict(model=asdict(config), training=asdict(training), tokenizer=tokenizer_sha256(tokenizer), text_sha256=_sha_texts(texts), world=world)
+    return dict(model=asdict(config), training=asdict(training), tokenizer=tokenizer_sha256(tokenizer), text_sha256=texts_sha256(texts), world=world)
+
+def lm_recipe(fingerprint: dict) -> str:
+    "sha256 of a pretraining fingerprint: a name for a pretrained model that does not need its weights (so records outlive the file)."
+    return hashlib.sha256(json.dumps(fingerprint, sort_keys=True, default=str).encode()).hexdigest()
 
 def _step_rng(seed: int, step: int, micro: int) -> np.random.Generator:
     "The generator of one micro-batch of one step (masks and replacements)."
@@ -635,10 +640,10 @@ class LMParserBuild:
         lm = load_lm(self.lm_path, tok)
         return LMParser(tok, sizes, config, (lm if self.pretrained else MaskedLM(tok, lm.config)).train(), self.lstm_layers)
 
-def finetune_build(lm_path: str | Path, *, pretrained: bool = True, lstm_layers: int = 0) -> tuple[LMParserBuild, str]:
-    "`build` and `build_id` for `train_parser` and `load_parser`: an `LMParser` on the model pretrained at `lm_path`, named by its sha256 (`pretrained=False`: on a fresh encoder of its shape, the control for what pretraining adds)."
-    sha = hashlib.sha256(Path(lm_path).read_bytes()).hexdigest()
-    return LMParserBuild(str(lm_path), pretrained, lstm_layers), f"lm{'' if pretrained else '-shape'}:{sha}" + (f"+bilstm{lstm_layers}" if lstm_layers else "")
+def finetune_build(lm_path: str | Path, *, pretrained: bool = True, lstm_layers: int = 0, recipe: str | None = None) -> tuple[LMParserBuild, str]:
+    "`build` and `build_id` for `train_parser` and `load_parser`: an `LMParser` on the model pretrained at `lm_path`, named by its recipe (`lm_recipe` of its fingerprint; given, the model need not exist yet) (`pretrained=False`: on a fresh encoder of its shape, the control for what pretraining adds)."
+    recipe = recipe or lm_recipe(torch.load(lm_path, map_location="cpu", weights_only=False)["fingerprint"])
+    return LMParserBuild(str(lm_path), pretrained, lstm_layers), f"lm{'' if pretrained else '-shape'}:{recipe}" + (f"+bilstm{lstm_layers}" if lstm_layers else "")
 
 def finetune_training(s: dict, seed: int | None = None):
     "Table 7's `ParserTraining`, with any `ft_<field>` setting (a profile's fine-tuning choice) in place of `ud_<field>`."
@@ -758,12 +763,17 @@ def pretrain_command(args: Sequence[str], processes: int = 1) -> list[str]:
     launcher = ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"] if processes > 1 else []
     return [sys.executable, *launcher, "-m", "factorizer_nb.downstream.lm", *args]
 
+def pretrain_fingerprint(spec: LMSpec, S: dict, text_sha256: str | None = None, world: int = 1) -> dict:
+    "The fingerprint `pretrain` gives `spec`'s model under settings `S` and `world` processes, on the text whose `texts_sha256` is `text_sha256` (None: left out), without training."
+    fp = lm_fingerprint(spec.tokenizer, [], LMConfig.from_settings(S, spec.extra_layers), LMTraining.from_settings(S), world)
+    return fp | dict(text_sha256=text_sha256) if text_sha256 else {k: v for k, v in fp.items() if k != "text_sha256"}
+
 def reusable_final(path: str | Path, spec: LMSpec, S: dict, fraction: float = 1.0, world: int = 1) -> Path:
     "`path`, a finished model, if it was pretrained under the fingerprint that `spec`, `S`, `fraction` and `world` give now; else a ValueError naming what differs."
     got = torch.load(path, map_location="cpu", weights_only=False).get("fingerprint", {})
-    want = lm_fingerprint(spec.tokenizer, [], LMConfig.from_settings(S, spec.extra_layers), LMTraining.from_settings(S), world)
-    differ = [k for k in want if k != "text_sha256" and got.get(k) != want[k]]
-    if not differ and got.get("text_sha256") != _sha_texts(settings_corpus(S, fraction)[0]): differ = ["text_sha256"]   # the text last: it is read
+    want = pretrain_fingerprint(spec, S, world=world)
+    differ = [k for k in want if got.get(k) != want[k]]
+    if not differ and got.get("text_sha256") != texts_sha256(settings_corpus(S, fraction)[0]): differ = ["text_sha256"]   # the text last: it is read
     if differ:
         raise ValueError(f"{path} was pretrained under another {', '.join(differ)} than {spec.name} has now: remove it to pretrain again")
     return Path(path)

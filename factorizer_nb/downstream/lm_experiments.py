@@ -5,36 +5,41 @@
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #ae55c664
 from __future__ import annotations
 import csv, re, sys
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 import pandas as pd
 import torch
 from .ud_data import UD_METRICS
-from .parser_training import ParserTraining, load_parser, evaluate
+from .parser_training import (ParserTraining, train_parser, load_parser, evaluate, tokenizer_sha256, run_fingerprint,
+                                                      ledger_hit, read_ledger, write_ledger, FINAL as PARSER_FINAL)
 from .experiments import ParserExperiment, train_parsers
-from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, finetune_build, finetune_training, load_lm, num_parameters,
-                                         pseudo_perplexity, unigram_perplexity, factorized_unigram_perplexity, packed_rows, settings_corpus, LOG, LM_MODELS)
+from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint, lm_recipe, texts_sha256, finetune_build,
+                                         finetune_training, load_lm, num_parameters, pseudo_perplexity, unigram_perplexity,
+                                         factorized_unigram_perplexity, packed_rows, settings_corpus, LOG, FINAL as LM_FINAL, LM_MODELS)
+
 
 # %% auto #0
-__all__ = ['LMExperiment', 'finetune_kind', 'main']
+__all__ = ['PRETRAIN_RECORD', 'LOG_BLOCK', 'LMExperiment', 'recorded', 'finetune_kind', 'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
 class LMExperiment(ParserExperiment):
-    "A parser experiment's settings, splits and directory, with the LM notebooks' seeds (`lm_seeds`), pretraining processes and CPU workers."
+    "A parser experiment's settings, splits and directory, with the LM notebooks' seeds (`lm_seeds`), pretraining processes, CPU workers and ledger."
     processes: int = 1
     workers: int = 1                    # on a CPU: seeds fine-tuned (or trained from scratch) this many at a time (`lm_workers`)
+    ledger: bool = False                # record every result under `ledger_dir / "lm"`, and read it back there instead of computing it again
+    _text_sha: dict = field(default_factory=dict, repr=False, compare=False)   # {fraction: texts_sha256 of its pretraining text}
 
     @classmethod
     def setup(cls, lang: str, profile: str, work_dir=None, device: str | None = None, processes: int | None = None,
-              workers: int | None = None) -> "LMExperiment":
+              workers: int | None = None, ledger: bool = False) -> "LMExperiment":
         "Read the settings and the language's parser treebanks; `device` None: a GPU where there is one."
         base = ParserExperiment.setup(lang, profile, work_dir, device)
         S = base.S
         shared = {f.name: getattr(base, f.name) for f in fields(ParserExperiment)}
         return cls(**shared | dict(seeds=[int(S["seed"]) + k for k in range(int(S["lm_seeds"]))]), processes=int(processes or S["lm_processes"]),
-                   workers=int(workers or S.get("lm_workers") or 1))
+                   workers=int(workers or S.get("lm_workers") or 1), ledger=bool(ledger))
 
     @property
     def parallel(self) -> int:
@@ -52,16 +57,43 @@ class LMExperiment(ParserExperiment):
         "Where one model's pretraining and fine-tuning live (a fraction of the text gets its own directory)."
         return self.lm_dir / spec.key / ("full" if fraction == 1 else f"fraction_{fraction:g}")
 
+    def record(self, spec: LMSpec, fraction: float = 1.0, *parts: str) -> Path | None:
+        "The ledger file of one result of `spec`'s model at `fraction`, laid out as `run_dir` (`parts`: e.g. 'ud', 'seed42.json'); None without a ledger."
+        if not (self.ledger and self.ledger_dir): return None
+        return self.ledger_dir / "lm" / self.run_dir(spec, fraction).relative_to(self.lm_dir).joinpath(*parts)
+
+    def pretrain_fingerprint(self, spec: LMSpec, fraction: float = 1.0) -> dict:
+        "The fingerprint of `spec`'s pretraining on `fraction` of the text, without the model (each fraction's text is read once)."
+        if fraction not in self._text_sha: self._text_sha[fraction] = texts_sha256(settings_corpus(self.S, fraction)[0])
+        return pretrain_fingerprint(spec, self.S, self._text_sha[fraction], self.processes)
+
+    def recipe(self, spec: LMSpec, fraction: float = 1.0) -> str:
+        "`lm_recipe` of `spec`'s pretraining at `fraction`: what names the model in its fine-tunings and in the ledger."
+        return lm_recipe(self.pretrain_fingerprint(spec, fraction))
+
     def pretrain(self, spec: LMSpec, fraction: float = 1.0) -> Path:
-        "Pretrain (or resume, or reuse) `spec`'s model on `fraction` of the training text; the final model's path."
-        return pretrain(spec, self.S, self.run_dir(spec, fraction) / "pretrain", fraction=fraction, processes=self.processes,
+        "Pretrain (or resume, or reuse) `spec`'s model on `fraction` of the training text, and record it in the ledger; the final model's path."
+        path = pretrain(spec, self.S, self.run_dir(spec, fraction) / "pretrain", fraction=fraction, processes=self.processes,
                         device=self.device, cache=self.lm_dir / "cache")
+        if (rec := self.record(spec, fraction, PRETRAIN_RECORD)) is not None and read_ledger(rec, fp := self.pretrain_fingerprint(spec, fraction)) is None:
+            write_ledger(rec, fp, _pretrain_log(path), _log_blocks(path.parent / LOG))
+        return path
+
+    def pretraining(self, spec: LMSpec, fraction: float = 1.0) -> dict:
+        "`spec`'s pretraining at `fraction` as the ledger keeps it: `scores` (`_pretrain_log`'s figures) and `log` (`_log_blocks`); pretrained first if neither the ledger nor `runs/` has it."
+        fp = self.pretrain_fingerprint(spec, fraction)
+        if (rec_path := self.record(spec, fraction, PRETRAIN_RECORD)) is not None and (rec := read_ledger(rec_path, fp)) is not None: return rec
+        path = self.pretrain(spec, fraction)
+        return dict(fingerprint=fp, scores=dict(sorted(_pretrain_log(path).items())), log=_log_blocks(path.parent / LOG))
 
     def pretrain_all(self, specs: Sequence[LMSpec], fractions: Sequence[float] = (1.0,)) -> dict[tuple[str, float], Path]:
         "`pretrain` for every fraction and model, one model at a time (each finished before the next starts): {(name, fraction): path}."
         return {(sp.name, float(f)): self.pretrain(sp, float(f)) for f in fractions for sp in specs}
 
+
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #a9606e53
+PRETRAIN_RECORD, LOG_BLOCK = "pretrain.json", 50     # a pretraining's ledger file; steps per row of the log it keeps
+
 def _pretrain_log(path: Path) -> dict:
     "Steps, seconds and subword tokens per second of a finished pretraining run (from its log), and the device it ran on (from the model)."
     rows = list(csv.DictReader(open(Path(path).parent / LOG, encoding="utf-8")))
@@ -71,22 +103,42 @@ def _pretrain_log(path: Path) -> dict:
     return dict(steps=len(rows), pretrain_seconds=secs, tokens_per_second=toks / secs if secs else float("nan"),
                 final_loss=float(rows[-1]["loss"]) if rows else float("nan"), pretrained_on=on)
 
-def _perplexity(self: LMExperiment, spec: LMSpec, lm_path: Path, held: Sequence[str], train: Sequence[str] | None = None) -> dict:
-    "Parameters, pretraining speed and held-out pseudo-perplexity (deterministic tokenizer) of one pretrained model; with `train`, the unigram model's beside it (and, for a factorized head, the factorized unigram model's)."
-    model, seq_len = load_lm(lm_path, spec.eval_tokenizer, self.device), int(self.S["lm_seq_len"])
-    ppl = pseudo_perplexity(model, spec.eval_tokenizer, held, seq_len=seq_len, groups=int(self.S["lm_ppl_groups"]), seed=int(self.S["seed"]))
-    uni = {}
-    if train is not None:
-        rows = packed_rows(spec.eval_tokenizer, train, seq_len, cache_dir=self.lm_dir / "cache")
-        u = unigram_perplexity(spec.eval_tokenizer, rows, held, seq_len=seq_len)
-        uni = dict(unigram_ppl_word=u["ppl_word"], unigram_ppl_subword=u["ppl_subword"], ppl_word_over_unigram=ppl["ppl_word"] / u["ppl_word"])
-        if spec.eval_tokenizer.id_shape:                                        # a three-softmax head: the best it can do without context, too
-            f = factorized_unigram_perplexity(spec.eval_tokenizer, rows, held, seq_len=seq_len)
-            uni |= dict(factorized_unigram_ppl_word=f["ppl_word"], factorized_unigram_ppl_subword=f["ppl_subword"],
-                        ppl_word_over_factorized_unigram=ppl["ppl_word"] / f["ppl_word"])
-    return dict(model=spec.name, family=spec.family, layers=model.config.layers, parameters=num_parameters(model),
-                **_pretrain_log(lm_path), **ppl, **uni)
+def _log_blocks(path: Path, block: int = LOG_BLOCK) -> list[dict]:
+    "A pretraining log (`train_log.csv`) in blocks of `block` steps: the last step and epoch, the mean loss, the last learning rate, the tokens."
+    log = pd.read_csv(path)
+    g = log.groupby((log.step - 1) // block)
+    return pd.DataFrame(dict(step=g.step.last(), epoch=g.epoch.last(), loss=g.loss.mean(), lr=g.lr.last(), tokens=g.tokens.sum())).to_dict("records")
+
+def recorded(path: Path | None, fingerprint: dict, compute: Callable[[], dict]) -> dict:
+    "`compute()`, read back from the ledger file `path` if it records `fingerprint`, else computed and recorded there (`path` None: computed); keys sorted either way, as a record keeps them."
+    if path is not None and (rec := read_ledger(path, fingerprint)) is not None: return dict(sorted(rec["scores"].items()))
+    scores = compute()
+    if path is not None: write_ledger(path, fingerprint, scores, [])
+    return dict(sorted(scores.items()))
+
+def _perplexity(self: LMExperiment, spec: LMSpec, held: Sequence[str], train: Sequence[str] | None = None, fraction: float = 1.0) -> dict:
+    "Parameters, pretraining speed and held-out pseudo-perplexity (deterministic tokenizer) of `spec`'s pretrained model; with `train`, the unigram model's beside it (and, for a factorized head, the factorized unigram model's). Read back from the ledger where it has them; the model is pretrained only if needed."
+    seq_len, groups, seed = int(self.S["lm_seq_len"]), int(self.S["lm_ppl_groups"]), int(self.S["seed"])
+    fp = dict(lm=self.recipe(spec, fraction), eval_tokenizer=tokenizer_sha256(spec.eval_tokenizer), held_sha256=texts_sha256(held),
+              train_sha256=None if train is None else texts_sha256(train), seq_len=seq_len, groups=groups, seed=seed)
+    def measure() -> dict:
+        model = load_lm(self.pretrain(spec, fraction), spec.eval_tokenizer, self.device)
+        ppl = pseudo_perplexity(model, spec.eval_tokenizer, held, seq_len=seq_len, groups=groups, seed=seed)
+        uni = {}
+        if train is not None:
+            rows = packed_rows(spec.eval_tokenizer, train, seq_len, cache_dir=self.lm_dir / "cache")
+            u = unigram_perplexity(spec.eval_tokenizer, rows, held, seq_len=seq_len)
+            uni = dict(unigram_ppl_word=u["ppl_word"], unigram_ppl_subword=u["ppl_subword"], ppl_word_over_unigram=ppl["ppl_word"] / u["ppl_word"])
+            if spec.eval_tokenizer.id_shape:                                    # a three-softmax head: the best it can do without context, too
+                f = factorized_unigram_perplexity(spec.eval_tokenizer, rows, held, seq_len=seq_len)
+                uni |= dict(factorized_unigram_ppl_word=f["ppl_word"], factorized_unigram_ppl_subword=f["ppl_subword"],
+                            ppl_word_over_factorized_unigram=ppl["ppl_word"] / f["ppl_word"])
+        return dict(layers=model.config.layers, parameters=num_parameters(model), **ppl, **uni)
+    m = recorded(self.record(spec, fraction, "perplexity.json"), fp, measure)
+    return dict(model=spec.name, family=spec.family, layers=m.pop("layers"), parameters=m.pop("parameters"),
+                **self.pretraining(spec, fraction)["scores"], **m)
 LMExperiment.perplexity = _perplexity
+
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #014d7c39
 def finetune_kind(pretrained: bool = True, lstm_layers: int = 0) -> tuple[str, str]:
@@ -94,28 +146,62 @@ def finetune_kind(pretrained: bool = True, lstm_layers: int = 0) -> tuple[str, s
     return ("ud" + ("" if pretrained else "-init") + (f"-bilstm{lstm_layers}" if lstm_layers else ""),
             "fine-tuned" + ("" if pretrained else " from random init") + (f", mix -> {lstm_layers}-layer BiLSTM" if lstm_layers else ""))
 
-def _finetune(self: LMExperiment, spec: LMSpec, lm_path: Path, fraction: float = 1.0, n_avg: int | None = None,
-              progress: bool = True, pretrained: bool = True, lstm_layers: int = 0) -> pd.DataFrame:
-    "Fine-tune `spec`'s pretrained model on UD for every seed (`parallel` at a time); one row per seed and evaluation (sampling models: deterministic and averaged); `pretrained`, `lstm_layers`: `finetune_build`'s controls."
-    build, build_id = finetune_build(lm_path, pretrained=pretrained, lstm_layers=lstm_layers)
-    config, n_avg = self.config, int(n_avg or self.S["ud_averaging_samples"])
+def _finetune_runs(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, pretrained: bool = True, lstm_layers: int = 0,
+                   progress: bool = True) -> list[dict]:
+    "The `train_parser` arguments of `spec`'s fine-tunings, one per seed, each with its ledger file; the model is named by its recipe, so it need not exist yet."
+    kind, _ = finetune_kind(pretrained, lstm_layers)
+    build, build_id = finetune_build(self.run_dir(spec, fraction) / "pretrain" / LM_FINAL, pretrained=pretrained, lstm_layers=lstm_layers,
+                                     recipe=self.recipe(spec, fraction))
+    return [dict(tokenizer=spec.tokenizer, train=self.train, dev=self.dev, out_dir=self.run_dir(spec, fraction) / kind / f"seed{seed}",
+                 config=self.config, training=finetune_training(self.S, seed), device=self.device, progress=progress and self.parallel == 1,
+                 build=build, build_id=build_id, eval_every=self.ft_eval_every, ledger=self.record(spec, fraction, kind, f"seed{seed}.json"))
+            for seed in self.seeds]
+LMExperiment.finetune_runs = _finetune_runs
+
+def _trained(self: LMExperiment, spec: LMSpec, kws: Sequence[dict], fraction: float = 1.0, needs_lm: bool = True) -> list[dict]:
+    "The dev scores of the `train_parser` runs `kws` (keys sorted, as a record keeps them): read back from the ledger where it has them, the rest trained `parallel` at a time (after pretraining `spec`'s model if `needs_lm`)."
+    todo = sum(ledger_hit(**kw) is None for kw in kws)
+    if todo and needs_lm: self.pretrain(spec, fraction)
+    return [dict(sorted(s.items())) for s in train_parsers(kws, self.parallel if todo > 1 else 1)]
+LMExperiment.trained = _trained
+
+def _evaluation(self: LMExperiment, spec: LMSpec, kw: dict, name: str, tokenizer, fraction: float = 1.0, **eval_kw) -> dict:
+    "Dev scores of the finished fine-tuning `kw` (its `train_parser` arguments) read with `tokenizer` (`eval_kw`: `predict_treebank`'s `n_samples`, `seed`, `inputs`), under `name`: from the ledger if it has them, else measured, after training the fine-tuning again if its weights were lost with `runs/`."
+    run, ledger = Path(kw["out_dir"]), kw.get("ledger")
+    fp = dict(run=run_fingerprint(kw["tokenizer"], kw["train"], kw["dev"], kw["config"], kw["training"], kw["build_id"]), evaluation=name,
+              tokenizer=tokenizer_sha256(tokenizer),
+              **{k: texts_sha256(["\t".join(s) for s in v]) if k == "inputs" else v for k, v in eval_kw.items()})
+    def measure() -> dict:
+        self.pretrain(spec, fraction)                                           # the build reads the model (its shape, for a control)
+        if not (run / PARSER_FINAL).exists(): train_parser(**kw | ({"ledger": None} if ledger_hit(**kw) else {}))
+        model, labels = load_parser(run, kw["tokenizer"], self.device, build=kw["build"])
+        return evaluate(model, tokenizer, self.dev, labels, run / "eval", name=name, **eval_kw)
+    return recorded(Path(ledger).with_name(f"{Path(ledger).stem}.{name}.json") if ledger else None, fp, measure)
+LMExperiment.evaluation = _evaluation
+
+def _finetune(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, n_avg: int | None = None, progress: bool = True,
+              pretrained: bool = True, lstm_layers: int = 0) -> pd.DataFrame:
+    "Fine-tune `spec`'s pretrained model on UD for every seed (`parallel` at a time); one row per seed and evaluation (sampling models: deterministic and averaged); `pretrained`, `lstm_layers`: `finetune_build`'s controls. What the ledger has is read back; the model is pretrained only if something is missing."
+    n_avg = int(n_avg or self.S["ud_averaging_samples"])
     kind, label = finetune_kind(pretrained, lstm_layers)
     name = spec.name + ("" if kind == "ud" else f" ({label})")
-    runs = [self.run_dir(spec, fraction) / kind / f"seed{seed}" for seed in self.seeds]
-    kws = [dict(tokenizer=spec.tokenizer, train=self.train, dev=self.dev, out_dir=run, config=config, training=finetune_training(self.S, seed),
-                device=self.device, progress=progress and self.parallel == 1, build=build, build_id=build_id, eval_every=self.ft_eval_every)
-           for seed, run in zip(self.seeds, runs)]
-    rows = []
-    for seed, run, scores in zip(self.seeds, runs, train_parsers(kws, self.parallel)):
-        base = dict(model=name, family=spec.family, fraction=fraction, seed=seed)
+    kws, rows = self.finetune_runs(spec, fraction, pretrained, lstm_layers, progress), []
+    for kw, scores in zip(kws, self.trained(spec, kws, fraction)):
+        base = dict(model=name, family=spec.family, fraction=fraction, seed=(seed := kw["training"].seed))
         if not spec.tokenizer.samples:
             rows.append(dict(base, evaluation="deterministic", **scores)); continue
-        model, labels = load_parser(run, spec.tokenizer, self.device, build=build)
-        rows.append(dict(base, evaluation="deterministic", **evaluate(model, spec.eval_tokenizer, self.dev, labels, run / "eval", name="dev_plain")))
+        rows.append(dict(base, evaluation="deterministic", **self.evaluation(spec, kw, "dev_plain", spec.eval_tokenizer, fraction)))
         rows.append(dict(base, model=f"{name} + averaging", evaluation=f"averaged over {n_avg}",
-                         **evaluate(model, spec.tokenizer, self.dev, labels, run / "eval", name=f"dev_averaged{n_avg}", n_samples=n_avg, seed=seed)))
+                         **self.evaluation(spec, kw, f"dev_averaged{n_avg}", spec.tokenizer, fraction, n_samples=n_avg, seed=seed)))
     return pd.DataFrame(rows)
 LMExperiment.finetune = _finetune
+
+def _noise(self: LMExperiment, spec: LMSpec, inputs: dict[float, Sequence[Sequence[str]]], fraction: float = 1.0) -> pd.DataFrame:
+    "Dev scores of `spec`'s fine-tuned parsers (every seed) reading altered words, `inputs`: {p_noise: each dev sentence's words}; one row per seed and level (Figure 6)."
+    return pd.DataFrame([dict(model=spec.name, family=spec.family, seed=kw["training"].seed, p_noise=p,
+                              **self.evaluation(spec, kw, f"dev_p{p:g}", spec.eval_tokenizer, fraction, inputs=words, seed=kw["training"].seed))
+                         for kw in self.finetune_runs(spec, fraction) for p, words in inputs.items()])
+LMExperiment.noise = _noise
 
 @property
 def _ft_eval_every(self: LMExperiment) -> int:
@@ -127,9 +213,10 @@ def _scratch(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, progress: 
     "The from-scratch parser on `spec`'s tokenizer, with fine-tuning's sentences, epochs and seeds (`parallel` at a time): the row pretraining has to beat."
     kws = [dict(tokenizer=spec.tokenizer, train=self.train, dev=self.dev, out_dir=self.run_dir(spec, fraction) / "scratch" / f"seed{seed}", config=self.config,
                 training=replace(ParserTraining.from_settings(self.S, seed), epochs=finetune_training(self.S, seed).epochs), device=self.device,
-                progress=progress and self.parallel == 1, eval_every=self.ft_eval_every) for seed in self.seeds]
+                progress=progress and self.parallel == 1, eval_every=self.ft_eval_every, ledger=self.record(spec, fraction, "scratch", f"seed{seed}.json"))
+           for seed in self.seeds]
     return pd.DataFrame([dict(model=f"{spec.name}, from scratch", family=spec.family, fraction=fraction, seed=seed, evaluation="deterministic", **scores)
-                         for seed, scores in zip(self.seeds, train_parsers(kws, self.parallel))])
+                         for seed, scores in zip(self.seeds, self.trained(spec, kws, fraction, needs_lm=False))])
 LMExperiment.scratch = _scratch
 
 def _dev_curves(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> pd.DataFrame:

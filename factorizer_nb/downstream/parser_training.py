@@ -20,7 +20,7 @@ from .parser import (FIELDS, ud_settings, LabelSet, Parser, ParserConfig, collat
 # %% auto #0
 __all__ = ['CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'ParserTraining', 'lr_factor', 'ParserData', 'predict_treebank',
            'evaluate', 'tokenizer_sha256', 'parser_fingerprint', 'read_ledger', 'find_in_ledger', 'write_ledger',
-           'train_parser', 'train_parser_threads', 'load_parser', 'main']
+           'run_fingerprint', 'ledger_hit', 'train_parser', 'train_parser_threads', 'load_parser', 'main']
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #605ae572
 @dataclass(frozen=True)
@@ -185,6 +185,16 @@ def write_ledger(path: str | Path, fingerprint: dict, scores: dict, log: list[di
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     return atomic_write(path, lambda t: t.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8"))
 
+def run_fingerprint(tokenizer: Tokenizer, train: Sequence, dev: Sequence, config: ParserConfig = ParserConfig(),
+                    training: ParserTraining = ParserTraining(), build_id: str | None = None) -> dict:
+    "The fingerprint of one `train_parser` run: `parser_fingerprint`, and the `build_id` of a model built otherwise (a pretrained encoder)."
+    return parser_fingerprint(tokenizer, train, dev, config, training) | ({"model_build": build_id} if build_id else {})
+
+def ledger_hit(tokenizer: Tokenizer, train: Sequence, dev: Sequence, *, config: ParserConfig = ParserConfig(), training: ParserTraining = ParserTraining(),
+               build_id: str | None = None, ledger: str | Path | None = None, **_) -> dict | None:
+    "The record that `train_parser` with these arguments reads back instead of training (`find_in_ledger`); None if it would train."
+    return find_in_ledger(ledger, run_fingerprint(tokenizer, train, dev, config, training, build_id)) if ledger else None
+
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #7887dd46
 def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: Sequence[conllu.TokenList], out_dir: str | Path, *,
@@ -194,7 +204,7 @@ def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: S
     "Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the last epoch (dev is scored every `eval_every` epochs and after the last). `build(tokenizer, sizes, config)` makes the model (a pretrained encoder: `build_id` names it in the fingerprint). With `ledger`, a finished run is recorded in that JSON file, and a run the ledger already records, in that file or under another point, is not trained again (`find_in_ledger`)."
     out, device, t = Path(out_dir), torch.device(device), training
     out.mkdir(parents=True, exist_ok=True)
-    fp = parser_fingerprint(tokenizer, train, dev, config, t) | ({"model_build": build_id} if build_id else {})
+    fp = run_fingerprint(tokenizer, train, dev, config, t, build_id)
     if ledger and (rec := find_in_ledger(ledger, fp)) is not None:           # finished before, perhaps in a runs/ since lost
         _write_log(out / LOG, rec["log"]); return rec["scores"]
     labels = LabelSet.from_sentences(train)
