@@ -73,11 +73,13 @@ endif
 # PROFILE (small: a 2-core CPU; paper: Table 6 on GPUs, PROCESSES per pretraining run under torchrun), resumable; FACTORIZER's vocabulary
 # comes from notebooks 11-12 of the same profile. Also `make reproduce EXPERIMENTS=lm`. On every profile but small, each result (pretraining,
 # perplexity, fine-tuning, evaluation) is recorded in data/ledger/en-<profile>/lm/ (commit it: a later session reads it back without runs/).
+# The gates notebook (44) runs last, as make lm-gates does (GATES_ARGS), so that its committed outputs stay the gates' own.
 PROCESSES ?= 1
+lm_ledger = $(if $(filter small tiny,$(1)),0,1)
 lm: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) -p ledger=$(if $(filter small,$(PROFILE)),0,1) \
-	  --notebooks nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb $(sort $(wildcard nbs/paper/lm/*.ipynb))
-	$(MAKE) results-index
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) -p ledger=$(call lm_ledger,$(PROFILE)) \
+	  --notebooks nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb $(filter-out %/44_lm_gates.ipynb,$(sort $(wildcard nbs/paper/lm/*.ipynb)))
+	$(MAKE) lm-gates LM_PROFILE=$(PROFILE)
 
 LM_PROFILE ?= cpu
 GATES_ARGS ?= -p seeds=1 -p models=BPE,FACTORIZER -p controls=BPE
@@ -86,7 +88,7 @@ lm-sweep: setup
 	$(MAKE) results-index
 
 lm-gates: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/lm/44_lm_gates.ipynb -p ledger=1 $(GATES_ARGS)
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/lm/44_lm_gates.ipynb -p ledger=$(call lm_ledger,$(LM_PROFILE)) $(GATES_ARGS)
 	$(MAKE) results-index
 
 factorial: setup
