@@ -103,9 +103,10 @@ fig4-plateau: setup
 	$(MAKE) results-index
 
 # issue #28 §1: FACTORIZER against VQ-VAE compute (profiles tiny, small, medium, large; top-50,000 and whole word list), parsers at the grid
-# setting, each recorded when finished in data/ledger/en-grid/ (commit it)
+# setting, each recorded when finished in data/ledger/en-grid/ (commit it); LADDER_ARGS="-p word_lists=50000" finishes one list first
+LADDER_ARGS ?=
 ladder: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile grid --notebooks nbs/paper/heavy/20_vq_ladder.ipynb
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile grid --notebooks nbs/paper/heavy/20_vq_ladder.ipynb $(LADDER_ARGS)
 	$(MAKE) results-index
 
 sweep: setup
