@@ -831,6 +831,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                         'factorizer_nb/downstream/lm.py')},
             'factorizer_nb.downstream.lm_experiments': { 'factorizer_nb.downstream.lm_experiments.LMExperiment': ( 'downstream/lm_experiments.html#lmexperiment',
                                                                                                                    'factorizer_nb/downstream/lm_experiments.py'),
+                                                         'factorizer_nb.downstream.lm_experiments.LMExperiment._pretrained': ( 'downstream/lm_experiments.html#lmexperiment._pretrained',
+                                                                                                                               'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.LMExperiment.lm_dir': ( 'downstream/lm_experiments.html#lmexperiment.lm_dir',
                                                                                                                           'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.LMExperiment.parallel': ( 'downstream/lm_experiments.html#lmexperiment.parallel',

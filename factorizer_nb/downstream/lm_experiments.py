@@ -30,6 +30,7 @@ class LMExperiment(ParserExperiment):
     workers: int = 1                    # on a CPU: seeds fine-tuned (or trained from scratch) this many at a time (`lm_workers`)
     ledger: bool = False                # record every result under `ledger_dir / "lm"`, and read it back there instead of computing it again
     _text_sha: dict = field(default_factory=dict, repr=False, compare=False)   # {fraction: texts_sha256 of its pretraining text}
+    _fingerprints: dict = field(default_factory=dict, repr=False, compare=False)   # {(model name, fraction): its pretraining fingerprint}
 
     @classmethod
     def setup(cls, lang: str, profile: str, work_dir=None, device: str | None = None, processes: int | None = None,
@@ -63,28 +64,33 @@ class LMExperiment(ParserExperiment):
         return self.ledger_dir / "lm" / self.run_dir(spec, fraction).relative_to(self.lm_dir).joinpath(*parts)
 
     def pretrain_fingerprint(self, spec: LMSpec, fraction: float = 1.0) -> dict:
-        "The fingerprint of `spec`'s pretraining on `fraction` of the text, without the model (each fraction's text is read once)."
-        if fraction not in self._text_sha: self._text_sha[fraction] = texts_sha256(settings_corpus(self.S, fraction)[0])
-        return pretrain_fingerprint(spec, self.S, self._text_sha[fraction], self.processes)
+        "The fingerprint of `spec`'s pretraining on `fraction` of the text, without the model (worked out once per model and fraction; each fraction's text is read once)."
+        if (key := (spec.name, float(fraction))) not in self._fingerprints:
+            if fraction not in self._text_sha: self._text_sha[fraction] = texts_sha256(settings_corpus(self.S, fraction)[0])
+            self._fingerprints[key] = pretrain_fingerprint(spec, self.S, self._text_sha[fraction], self.processes)
+        return self._fingerprints[key]
 
     def recipe(self, spec: LMSpec, fraction: float = 1.0) -> str:
         "`lm_recipe` of `spec`'s pretraining at `fraction`: what names the model in its fine-tunings and in the ledger."
         return lm_recipe(self.pretrain_fingerprint(spec, fraction))
 
-    def pretrain(self, spec: LMSpec, fraction: float = 1.0) -> Path:
-        "Pretrain (or resume, or reuse) `spec`'s model on `fraction` of the training text, and record it in the ledger; the final model's path."
-        path = pretrain(spec, self.S, self.run_dir(spec, fraction) / "pretrain", fraction=fraction, processes=self.processes,
+    def _pretrained(self, spec: LMSpec, fraction: float = 1.0) -> Path:
+        "Pretrain (or resume, or reuse from `runs/`) `spec`'s model on `fraction` of the training text; the final model's path."
+        return pretrain(spec, self.S, self.run_dir(spec, fraction) / "pretrain", fraction=fraction, processes=self.processes,
                         device=self.device, cache=self.lm_dir / "cache")
-        if (rec := self.record(spec, fraction, PRETRAIN_RECORD)) is not None and read_ledger(rec, fp := self.pretrain_fingerprint(spec, fraction)) is None:
-            write_ledger(rec, fp, _pretrain_log(path), _log_blocks(path.parent / LOG))
+
+    def pretrain(self, spec: LMSpec, fraction: float = 1.0) -> Path:
+        "`_pretrained`, recorded in the ledger (`pretraining`); the final model's path."
+        path = self._pretrained(spec, fraction)
+        self.pretraining(spec, fraction, path)
         return path
 
-    def pretraining(self, spec: LMSpec, fraction: float = 1.0) -> dict:
-        "`spec`'s pretraining at `fraction` as the ledger keeps it: `scores` (`_pretrain_log`'s figures) and `log` (`_log_blocks`); pretrained first if neither the ledger nor `runs/` has it."
-        fp = self.pretrain_fingerprint(spec, fraction)
-        if (rec_path := self.record(spec, fraction, PRETRAIN_RECORD)) is not None and (rec := read_ledger(rec_path, fp)) is not None: return rec
-        path = self.pretrain(spec, fraction)
-        return dict(fingerprint=fp, scores=dict(sorted(_pretrain_log(path).items())), log=_log_blocks(path.parent / LOG))
+    def pretraining(self, spec: LMSpec, fraction: float = 1.0, path: Path | None = None) -> dict:
+        "`spec`'s pretraining at `fraction` as the ledger keeps it: `scores` (`_pretrain_log`'s figures) and `log` (`_log_blocks`); else read off the finished model `path` (None: pretrained first) and recorded."
+        def measure() -> tuple[dict, list[dict]]:
+            p = path or self._pretrained(spec, fraction)
+            return _pretrain_log(p), _log_blocks(p.parent / LOG)
+        return recorded(self.record(spec, fraction, PRETRAIN_RECORD), self.pretrain_fingerprint(spec, fraction), measure)
 
     def pretrain_all(self, specs: Sequence[LMSpec], fractions: Sequence[float] = (1.0,)) -> dict[tuple[str, float], Path]:
         "`pretrain` for every fraction and model, one model at a time (each finished before the next starts): {(name, fraction): path}."
@@ -109,12 +115,14 @@ def _log_blocks(path: Path, block: int = LOG_BLOCK) -> list[dict]:
     g = log.groupby((log.step - 1) // block)
     return pd.DataFrame(dict(step=g.step.last(), epoch=g.epoch.last(), loss=g.loss.mean(), lr=g.lr.last(), tokens=g.tokens.sum())).to_dict("records")
 
-def recorded(path: Path | None, fingerprint: dict, compute: Callable[[], dict]) -> dict:
-    "`compute()`, read back from the ledger file `path` if it records `fingerprint`, else computed and recorded there (`path` None: computed); keys sorted either way, as a record keeps them."
-    if path is not None and (rec := read_ledger(path, fingerprint)) is not None: return dict(sorted(rec["scores"].items()))
-    scores = compute()
-    if path is not None: write_ledger(path, fingerprint, scores, [])
-    return dict(sorted(scores.items()))
+def recorded(path: Path | None, fingerprint: dict, compute: Callable[[], dict | tuple[dict, list[dict]]]) -> dict:
+    "The record (`fingerprint`, `scores`, `log`) of `compute()` (the scores, or the scores and a log): read back from the ledger file `path` if it records `fingerprint`, else computed and recorded there (`path` None: computed only); the scores' keys sorted either way, as a record keeps them."
+    if path is not None and (rec := read_ledger(path, fingerprint)) is not None: return rec
+    out = compute()
+    scores, log = out if isinstance(out, tuple) else (out, [])
+    rec = dict(fingerprint=fingerprint, scores=dict(sorted(scores.items())), log=log)
+    if path is not None: write_ledger(path, fingerprint, rec["scores"], log)
+    return rec
 
 def _perplexity(self: LMExperiment, spec: LMSpec, held: Sequence[str], train: Sequence[str] | None = None, fraction: float = 1.0) -> dict:
     "Parameters, pretraining speed and held-out pseudo-perplexity (deterministic tokenizer) of `spec`'s pretrained model; with `train`, the unigram model's beside it (and, for a factorized head, the factorized unigram model's). Read back from the ledger where it has them; the model is pretrained only if needed."
@@ -134,7 +142,7 @@ def _perplexity(self: LMExperiment, spec: LMSpec, held: Sequence[str], train: Se
                 uni |= dict(factorized_unigram_ppl_word=f["ppl_word"], factorized_unigram_ppl_subword=f["ppl_subword"],
                             ppl_word_over_factorized_unigram=ppl["ppl_word"] / f["ppl_word"])
         return dict(layers=model.config.layers, parameters=num_parameters(model), **ppl, **uni)
-    m = recorded(self.record(spec, fraction, "perplexity.json"), fp, measure)
+    m = recorded(self.record(spec, fraction, "perplexity.json"), fp, measure)["scores"]
     return dict(model=spec.name, family=spec.family, layers=m.pop("layers"), parameters=m.pop("parameters"),
                 **self.pretraining(spec, fraction)["scores"], **m)
 LMExperiment.perplexity = _perplexity
@@ -176,7 +184,7 @@ def _evaluation(self: LMExperiment, spec: LMSpec, kw: dict, name: str, tokenizer
         if not (run / PARSER_FINAL).exists(): train_parser(**kw | ({"ledger": None} if ledger_hit(**kw) else {}))
         model, labels = load_parser(run, kw["tokenizer"], self.device, build=kw["build"])
         return evaluate(model, tokenizer, self.dev, labels, run / "eval", name=name, **eval_kw)
-    return recorded(Path(ledger).with_name(f"{Path(ledger).stem}.{name}.json") if ledger else None, fp, measure)
+    return recorded(Path(ledger).with_name(f"{Path(ledger).stem}.{name}.json") if ledger else None, fp, measure)["scores"]
 LMExperiment.evaluation = _evaluation
 
 def _finetune(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, n_avg: int | None = None, progress: bool = True,
