@@ -9,7 +9,7 @@
 #                             make reproduce EXPERIMENTS=lm
 #   make lm-sweep             the sweep that sized the cpu language-model profile (nbs/paper/heavy/18_lm_sweep, 6 minutes per setting)
 #   make lm-gates             issue #27's gates on PROFILE (default here: cpu): BPE and FACTORIZER pretrained about 1 and 1.5 hours,
-#                             against unigram perplexity and the from-scratch parser, with gate 2's controls for BPE, one fine-tuning
+#                             against unigram perplexity and the from-scratch parser, with gate 2's controls for both, one fine-tuning
 #                             seed (GATES_ARGS: what figures/cpu ran) (nbs/paper/lm/44_lm_gates), resumable, into runs/en-cpu/ and figures/cpu/;
 #                             every result recorded in data/ledger/en-cpu/lm/ (commit it), so a rerun needs no runs/
 #   make factorial            FACTORIZER's segmentation and embedding crossed on from-scratch parsers trained to a plateau (issue #28;
@@ -82,7 +82,7 @@ lm: setup
 	$(MAKE) lm-gates LM_PROFILE=$(PROFILE)
 
 LM_PROFILE ?= cpu
-GATES_ARGS ?= -p seeds=1 -p models=BPE,FACTORIZER -p controls=BPE
+GATES_ARGS ?= -p seeds=1 -p models=BPE,FACTORIZER -p controls=BPE,FACTORIZER
 lm-sweep: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/heavy/18_lm_sweep.ipynb
 	$(MAKE) results-index
