@@ -80,9 +80,9 @@ class LMExperiment(ParserExperiment):
                         device=self.device, cache=self.lm_dir / "cache")
 
     def pretrain(self, spec: LMSpec, fraction: float = 1.0) -> Path:
-        "`_pretrained`, recorded in the ledger (`pretraining`); the final model's path."
+        "`_pretrained`, recorded in the ledger if there is one (`pretraining`); the final model's path."
         path = self._pretrained(spec, fraction)
-        self.pretraining(spec, fraction, path)
+        if self.record(spec, fraction, PRETRAIN_RECORD) is not None: self.pretraining(spec, fraction, path)   # no ledger: nothing to record
         return path
 
     def pretraining(self, spec: LMSpec, fraction: float = 1.0, path: Path | None = None) -> dict:
