@@ -110,6 +110,8 @@ def test_vq_ladder_notebook_tiny(tmp_path):
     assert fits[fitted].share_crossing.between(0, 1).all() and (fits.paper_flops > ladder.flops.max()).all()
     assert (fits[fitted & (fits.form == "power-law gap")].share_crossing == 0).all() and fits[fitted].value_at.notna().all()
     assert "paper's shapes" in json.loads((out / "vq_ladder_gd.manifest.json").read_text())["caption"]
+    vq_records = sorted((tmp_path / "work" / "ledger" / "vq").glob("*/record.json"))   # every finished VQ-VAE filed in the ledger
+    assert [r.parent.name for r in vq_records] == ["tiny-1000", "tiny-2000", "tiny_ladder-1000", "tiny_ladder-2000"]
     fig4 = ROOT / "nbs/paper/41_fig4_parser.ipynb"                      # Figure 4 on a ladder point's vocabulary (top 2,000: tiny's own list)
     res = run_notebooks(["gd"], "tiny", [fig4], runs_dir=tmp_path / "runs", parameters=dict(work_dir=str(tmp_path / "fig4"), figures_dir=str(out),
                         vq_profile="tiny", ladder_dir=str(tmp_path / "work" / "ladder"), ledger=1, families="FACTORIZER"))

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #2d06ab05
 from __future__ import annotations
-import math
+import hashlib, json, lzma, math, tempfile, warnings
 from dataclasses import replace
 from pathlib import Path
 import numpy as np
@@ -12,16 +12,17 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from contextlib import nullcontext
-from .training import VQConfig, load_checkpoint, train
-from ..core.data import BOW_BYTES, EOW_BYTES, load_settings, run_dir, training_counts
+from .training import VQConfig, load_checkpoint, run_fingerprint, train
+from ..core.data import BOW_BYTES, EOW_BYTES, atomic_write, load_settings, project_root, run_dir, training_counts
 from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet, has_stray_bytes
 from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, FactorizerVQVAE,
                                             tokens_subword)
 
 # %% auto #0
-__all__ = ['DECODE_SDPA_BACKENDS', 'load_vqvae', 'prior_triplets', 'greedy_decode', 'build_vocabulary', 'code_vectors',
-           'fallback_subwords', 'best_triplets', 'add_byte_fallback', 'infer_vocabulary', 'trained_vocabulary',
-           'ladder_vocabulary']
+__all__ = ['DECODE_SDPA_BACKENDS', 'VQ_LEDGER_FILES', 'VQ_LEDGER_XZ_PRESET', 'load_vqvae', 'prior_triplets', 'greedy_decode',
+           'build_vocabulary', 'code_vectors', 'fallback_subwords', 'best_triplets', 'add_byte_fallback',
+           'infer_vocabulary', 'trained_vocabulary', 'ladder_ledger', 'ladder_vocabulary', 'release_checkpoint',
+           'vqvae_recorded', 'record_vqvae', 'restore_vqvae']
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #c6761621
 def load_vqvae(checkpoint: str | Path, use_ema: bool = True, device: str | torch.device = "cpu") -> tuple[FactorizerVQVAE, dict]:
@@ -29,7 +30,9 @@ def load_vqvae(checkpoint: str | Path, use_ema: bool = True, device: str | torch
     st = load_checkpoint(Path(checkpoint))
     model = FactorizerVQVAE(**st["config"])
     model.load_state_dict(st["model"])
-    if use_ema:
+    if st.get("weights") == "ema" and not use_ema:                    # a released model (`release_checkpoint`) holds no other
+        raise ValueError(f"{checkpoint} is a released model that keeps only the EMA weights; use_ema=False needs the training checkpoint")
+    if use_ema and st.get("ema") is not None:
         with torch.no_grad():
             for n, p in model.named_parameters(): p.copy_(st["ema"][n])
     return model.to(device).eval(), st
@@ -160,22 +163,92 @@ def infer_vocabulary(checkpoint: str | Path, add_log_prior: bool = False, byte_f
     return vocab, stats
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #7b0cab02
-def trained_vocabulary(lang: str, profile: str, out_dir: str | Path, top_words: int | None = None, device: str = "cpu") -> tuple[Path, Path, VQConfig, list]:
-    "Train (or resume) `profile`'s VQ-VAE for `lang` in `out_dir` on the top `top_words` list entries (None: the profile's; 0: all), read its vocabulary out once: (vocab file, checkpoint, config, counts)."
+def trained_vocabulary(lang: str, profile: str, out_dir: str | Path, top_words: int | None = None, device: str = "cpu",
+                       ledger: str | Path | None = None) -> tuple[Path, Path, VQConfig, list]:
+    "Train (or resume) `profile`'s VQ-VAE for `lang` in `out_dir` on the top `top_words` list entries (None: the profile's; 0: all), read its vocabulary out once: (vocab file, checkpoint, config, counts). With `ledger`, a run it records is unpacked, not trained, and a run finished here is recorded there."
     P, out_dir = load_settings(lang, profile), Path(out_dir)
     top_words = int(P["vq_top_words"]) if top_words is None else int(top_words)
     cfg, counts = replace(VQConfig.from_settings(P), top_words=top_words), training_counts(P, top_n=top_words or None)
-    ckpt = train(counts, out_dir / "vqvae", cfg, device=device, progress=False, provenance=dict(lang=lang, profile=profile))
+    provenance = dict(lang=lang, profile=profile)
+    fp = run_fingerprint(cfg, counts, **provenance)
+    if ledger and not (out_dir / "vqvae" / "checkpoint.pt").exists() and (released := restore_vqvae(ledger, out_dir, fp)) is not None:
+        return out_dir / "vocab.dawg", released, cfg, counts
+    ckpt = train(counts, out_dir / "vqvae", cfg, device=device, progress=False, provenance=provenance)
     if not (out_dir / "vocab.dawg").exists():
         vocab, _ = infer_vocabulary(ckpt, add_log_prior=P["vocab_add_log_prior"], byte_fallback=P["vocab_byte_fallback"],
                                     batch_size=P["vocab_batch_size"], device=device, progress=False)
         vocab.save(out_dir / "vocab.dawg")
+    if ledger and not vqvae_recorded(ledger, out_dir / "vocab.dawg", fp): record_vqvae(ledger, out_dir / "vocab.dawg", ckpt, fp)
     return out_dir / "vocab.dawg", Path(ckpt), cfg, counts
 
+def ladder_ledger(lang: str, work_dir: str | Path | None = None) -> Path:
+    "Where the ladder's finished VQ-VAEs are recorded: data/ledger/<lang>-grid/vq (committed), or `work_dir`/ledger/vq for a scratch run."
+    return Path(work_dir) / "ledger" / "vq" if work_dir else project_root() / "data" / "ledger" / f"{lang}-grid" / "vq"
+
 def ladder_vocabulary(lang: str, vq_profile: str, ladder_dir: str | Path | None = None, top_words: int | None = None,
-                      device: str = "cpu") -> tuple[Path, Path, VQConfig, list]:
-    "`trained_vocabulary` of the compute ladder's point for `vq_profile` on its top `top_words` entries (None: the profile's; 0: all), in `ladder_dir` (default runs/<lang>-grid/ladder)."
+                      device: str = "cpu", ledger: str | Path | None = None) -> tuple[Path, Path, VQConfig, list]:
+    "`trained_vocabulary` of the compute ladder's point for `vq_profile` on its top `top_words` entries (None: the profile's; 0: all), in `ladder_dir` (default runs/<lang>-grid/ladder); recorded in `ledger`/<point> when given (`ladder_ledger`)."
     top = int(load_settings(lang, vq_profile)["vq_top_words"]) if top_words is None else int(top_words)
-    ladder_dir = Path(ladder_dir) if ladder_dir else run_dir(lang, profile="grid") / "ladder"
-    return trained_vocabulary(lang, vq_profile, ladder_dir / f"{vq_profile}-{top or 'all'}", top, device=device)
+    ladder_dir, point = Path(ladder_dir) if ladder_dir else run_dir(lang, profile="grid") / "ladder", f"{vq_profile}-{top or 'all'}"
+    return trained_vocabulary(lang, vq_profile, ladder_dir / point, top, device=device, ledger=Path(ledger) / point if ledger else None)
+
+
+# %% ../../nbs/factorizer/12_vocab_inference.ipynb #44973e0f
+VQ_LEDGER_FILES = {"vocab": "vocab.dawg", "model": "vqvae/released.pt", "log": "vqvae/train_log.csv"}   # run-directory paths; stored as <name>.xz
+VQ_LEDGER_XZ_PRESET = 6
+
+def release_checkpoint(checkpoint: str | Path, path: str | Path) -> Path:
+    "Write a finished training checkpoint as a released model: the EMA weights in place of the trained ones, the buffers and prior, no optimizer state."
+    st = load_checkpoint(Path(checkpoint))
+    model = dict(st["model"]) | {n: t.cpu() for n, t in st["ema"].items()}          # EMA parameters; codebook buffers as trained
+    rel = {k: st[k] for k in ("step", "prior", "config", "settings", "fingerprint") if k in st} | dict(model=model, ema=None, weights="ema")
+    return atomic_write(Path(path), lambda t: torch.save(rel, t))
+
+def _vq_record(ledger: Path) -> dict | None:
+    "The ledger's record.json, or None if there is none; a ValueError if it is not a record."
+    path = Path(ledger) / "record.json"
+    if not path.exists(): return None
+    try: rec = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{path} is not a VQ-VAE record ({e}); restore it with git or delete {ledger}") from e
+    if not isinstance(rec, dict) or not {"fingerprint", "files"} <= rec.keys() or set(rec["files"]) != set(VQ_LEDGER_FILES):
+        raise ValueError(f"{path} is not a VQ-VAE record (it lacks the fingerprint or a file's sha256); restore it with git or delete {ledger}")
+    return rec
+
+def _same(fingerprint: dict, rec: dict) -> bool: return json.loads(json.dumps(fingerprint)) == rec["fingerprint"]
+
+
+# %% ../../nbs/factorizer/12_vocab_inference.ipynb #c28ea8cd
+def vqvae_recorded(ledger: str | Path, vocab_file: str | Path, fingerprint: dict) -> bool:
+    "Whether `ledger` records the run of `fingerprint` with this very vocabulary file."
+    rec = _vq_record(Path(ledger))
+    return rec is not None and _same(fingerprint, rec) and rec["files"]["vocab"] == hashlib.sha256(Path(vocab_file).read_bytes()).hexdigest()
+
+def record_vqvae(ledger: str | Path, vocab_file: str | Path, checkpoint: str | Path, fingerprint: dict) -> Path:
+    "File a finished run in `ledger`: its vocabulary, released model and training log (next to the checkpoint), xz-compressed, and record.json (fingerprint, sha256s)."
+    ledger, files = Path(ledger), {}
+    ledger.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as d:
+        sources = dict(vocab=Path(vocab_file), model=release_checkpoint(checkpoint, Path(d) / "released.pt"), log=Path(checkpoint).parent / "train_log.csv")
+        for key, src in sources.items():
+            data = src.read_bytes()
+            atomic_write(ledger / f"{Path(VQ_LEDGER_FILES[key]).name}.xz", lambda t: t.write_bytes(lzma.compress(data, preset=VQ_LEDGER_XZ_PRESET)))
+            files[key] = hashlib.sha256(data).hexdigest()
+    rec = dict(fingerprint=json.loads(json.dumps(fingerprint)), files=files, torch=torch.__version__)
+    return atomic_write(ledger / "record.json", lambda t: t.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8"))
+
+def restore_vqvae(ledger: str | Path, out_dir: str | Path, fingerprint: dict) -> Path | None:
+    "Unpack the run `ledger` records into `out_dir` if it is the run of `fingerprint`, each file checked: the released model's path; None if no record (a warning if another run's)."
+    ledger, out_dir = Path(ledger), Path(out_dir)
+    if (rec := _vq_record(ledger)) is None: return None
+    if not _same(fingerprint, rec):
+        warnings.warn(f"{ledger} records another VQ-VAE run; training this one, whose record will replace it"); return None
+    for key, rel in VQ_LEDGER_FILES.items():
+        src = ledger / f"{Path(rel).name}.xz"
+        try: data = lzma.decompress(src.read_bytes())
+        except (OSError, lzma.LZMAError) as e: raise ValueError(f"{src} cannot be read ({e}); restore it with git or delete {ledger} to retrain") from e
+        if hashlib.sha256(data).hexdigest() != rec["files"][key]:
+            raise ValueError(f"{src} does not match its sha256 in {ledger / 'record.json'}; restore it with git or delete {ledger} to retrain")
+        (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(out_dir / rel, lambda t: t.write_bytes(data))
+    return out_dir / VQ_LEDGER_FILES["model"]
 
