@@ -1,5 +1,5 @@
 "End to end: the papermill demo notebook on the tiny profile writes its figure, data and manifest."
-import json
+import json, shutil
 import pandas as pd
 import pytest
 from fixtures import ROOT, needs_data
@@ -120,3 +120,10 @@ def test_vq_ladder_notebook_tiny(tmp_path):
     assert "compute-ladder 'tiny' VQ-VAE vocabulary (1 x 64" in json.loads((out / "fig4_parser_gd.manifest.json").read_text())["caption"]
     fig4_points = pd.read_csv(out / "table_fig4_parser_gd.csv")
     assert set(fig4_points.family) == {"FACTORIZER"} and len(list((tmp_path / "fig4" / "ledger").rglob("seed*.json"))) == len(fig4_points)
+    shutil.rmtree(tmp_path / "work" / "ladder"); shutil.rmtree(tmp_path / "work" / "ledger" / "vq")   # runs/ lost, and no VQ-VAE to unpack
+    res = run_notebooks(["gd"], "tiny", [ROOT / "nbs/paper/heavy/20_vq_ladder.ipynb"], runs_dir=tmp_path / "runs2",
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(out), points="tiny tiny_ladder", word_lists="1000 2000",
+                                        fit_from="tiny"))
+    assert all(v is None for v in res.values()), res
+    pd.testing.assert_frame_equal(pd.read_csv(out / "table_vq_ladder_gd.csv"), ladder)   # rows and parser scores from the ledger alone
+    assert not list((tmp_path / "work").glob("ladder/tiny*")) and not (tmp_path / "work" / "ledger" / "vq").exists()   # nothing trained

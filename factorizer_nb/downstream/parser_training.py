@@ -121,9 +121,9 @@ def tokenizer_sha256(tokenizer: Tokenizer) -> str:
     h.update(json.dumps(tokenizer.config(), sort_keys=True, default=str).encode())
     return h.hexdigest()
 
-def parser_fingerprint(tokenizer: Tokenizer, train: Sequence, dev: Sequence, config: ParserConfig, training: ParserTraining) -> dict:
-    "Everything that determines a parser run: settings, seed, tokenizer file and both splits."
-    return dict(model=asdict(config), training=asdict(training), tokenizer=tokenizer_sha256(tokenizer),
+def parser_fingerprint(tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, config: ParserConfig, training: ParserTraining) -> dict:
+    "Everything that determines a parser run: settings, seed, tokenizer file (or its `tokenizer_sha256`, given) and both splits."
+    return dict(model=asdict(config), training=asdict(training), tokenizer=tokenizer if isinstance(tokenizer, str) else tokenizer_sha256(tokenizer),
                 train_sha256=_sha("".join(s.serialize() for s in train)), dev_sha256=_sha("".join(s.serialize() for s in dev)))
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #d72c24df
@@ -185,12 +185,12 @@ def write_ledger(path: str | Path, fingerprint: dict, scores: dict, log: list[di
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     return atomic_write(path, lambda t: t.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8"))
 
-def run_fingerprint(tokenizer: Tokenizer, train: Sequence, dev: Sequence, config: ParserConfig = ParserConfig(),
+def run_fingerprint(tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, config: ParserConfig = ParserConfig(),
                     training: ParserTraining = ParserTraining(), build_id: str | None = None) -> dict:
     "The fingerprint of one `train_parser` run: `parser_fingerprint`, and the `build_id` of a model built otherwise (a pretrained encoder)."
     return parser_fingerprint(tokenizer, train, dev, config, training) | ({"model_build": build_id} if build_id else {})
 
-def ledger_hit(tokenizer: Tokenizer, train: Sequence, dev: Sequence, *, config: ParserConfig = ParserConfig(), training: ParserTraining = ParserTraining(),
+def ledger_hit(tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, *, config: ParserConfig = ParserConfig(), training: ParserTraining = ParserTraining(),
                build_id: str | None = None, ledger: str | Path | None = None, **_) -> dict | None:
     "The record that `train_parser` with these arguments reads back instead of training (`find_in_ledger`); None if it would train."
     return find_in_ledger(ledger, run_fingerprint(tokenizer, train, dev, config, training, build_id)) if ledger else None
