@@ -123,7 +123,9 @@ def test_vq_ladder_notebook_tiny(tmp_path):
     shutil.rmtree(tmp_path / "work" / "ladder"); shutil.rmtree(tmp_path / "work" / "ledger" / "vq")   # runs/ lost, and no VQ-VAE to unpack
     res = run_notebooks(["gd"], "tiny", [ROOT / "nbs/paper/heavy/20_vq_ladder.ipynb"], runs_dir=tmp_path / "runs2",
                         parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(out), points="tiny tiny_ladder", word_lists="1000 2000",
-                                        fit_from="tiny"))
+                                        fit_from="tiny", leave_out="tiny_ladder-2000"))
     assert all(v is None for v in res.values()), res
-    pd.testing.assert_frame_equal(pd.read_csv(out / "table_vq_ladder_gd.csv"), ladder)   # rows and parser scores from the ledger alone
+    kept = ladder[~((ladder.point == "tiny_ladder") & (ladder.top_words == 2000))].reset_index(drop=True)
+    pd.testing.assert_frame_equal(pd.read_csv(out / "table_vq_ladder_gd.csv"), kept)     # rows and parser scores from the ledger alone
+    assert "Not yet measured: tiny_ladder on the top 2,000." in json.loads((out / "vq_ladder_gd.manifest.json").read_text())["caption"]
     assert not list((tmp_path / "work").glob("ladder/tiny*")) and not (tmp_path / "work" / "ledger" / "vq").exists()   # nothing trained
