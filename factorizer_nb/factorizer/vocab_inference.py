@@ -4,7 +4,7 @@
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #2d06ab05
 from __future__ import annotations
-import hashlib, json, lzma, math, tempfile, warnings
+import hashlib, json, lzma, math, shutil, tempfile, warnings
 from dataclasses import replace
 from pathlib import Path
 import numpy as np
@@ -19,10 +19,11 @@ from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, Fact
                                             tokens_subword)
 
 # %% auto #0
-__all__ = ['DECODE_SDPA_BACKENDS', 'VQ_LEDGER_FILES', 'VQ_LEDGER_XZ_PRESET', 'load_vqvae', 'prior_triplets', 'greedy_decode',
-           'build_vocabulary', 'code_vectors', 'fallback_subwords', 'best_triplets', 'add_byte_fallback',
-           'infer_vocabulary', 'trained_vocabulary', 'ladder_ledger', 'ladder_vocabulary', 'release_checkpoint',
-           'vqvae_recorded', 'record_vqvae', 'restore_vqvae']
+__all__ = ['DECODE_SDPA_BACKENDS', 'VQ_LEDGER_FILES', 'VQ_PARTIAL_FILES', 'VQ_LEDGER_XZ_PRESET', 'load_vqvae', 'prior_triplets',
+           'greedy_decode', 'build_vocabulary', 'code_vectors', 'fallback_subwords', 'best_triplets',
+           'add_byte_fallback', 'infer_vocabulary', 'trained_vocabulary', 'ladder_ledger', 'carry_ladder',
+           'ladder_vocabulary', 'release_checkpoint', 'vqvae_recorded', 'record_vqvae', 'restore_vqvae', 'carry_vqvae',
+           'restore_partial']
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #c6761621
 def load_vqvae(checkpoint: str | Path, use_ema: bool = True, device: str | torch.device = "cpu") -> tuple[FactorizerVQVAE, dict]:
@@ -171,8 +172,9 @@ def trained_vocabulary(lang: str, profile: str, out_dir: str | Path, top_words: 
     cfg, counts = replace(VQConfig.from_settings(P), top_words=top_words), training_counts(P, top_n=top_words or None)
     provenance = dict(lang=lang, profile=profile)
     fp = run_fingerprint(cfg, counts, **provenance)
-    if ledger and not (out_dir / "vqvae" / "checkpoint.pt").exists() and (released := restore_vqvae(ledger, out_dir, fp)) is not None:
-        return out_dir / "vocab.dawg", released, cfg, counts
+    if ledger and not (out_dir / "vqvae" / "checkpoint.pt").exists():
+        if (released := restore_vqvae(ledger, out_dir, fp)) is not None: return out_dir / "vocab.dawg", released, cfg, counts
+        restore_partial(ledger, out_dir, fp)                                     # a run carried from an earlier session resumes
     ckpt = train(counts, out_dir / "vqvae", cfg, device=device, progress=False, provenance=provenance)
     if not (out_dir / "vocab.dawg").exists():
         vocab, _ = infer_vocabulary(ckpt, add_log_prior=P["vocab_add_log_prior"], byte_fallback=P["vocab_byte_fallback"],
@@ -185,6 +187,11 @@ def ladder_ledger(lang: str, work_dir: str | Path | None = None) -> Path:
     "Where the ladder's finished VQ-VAEs are recorded: data/ledger/<lang>-grid/vq (committed), or `work_dir`/ledger/vq for a scratch run."
     return Path(work_dir) / "ledger" / "vq" if work_dir else project_root() / "data" / "ledger" / f"{lang}-grid" / "vq"
 
+def carry_ladder(lang: str, ladder_dir: str | Path | None = None, ledger: str | Path | None = None) -> list[Path]:
+    "`carry_vqvae` for every unfinished VQ-VAE of the ladder (default runs/<lang>-grid/ladder into `ladder_ledger(lang)`): the records written."
+    ladder_dir, ledger = Path(ladder_dir) if ladder_dir else run_dir(lang, profile="grid") / "ladder", Path(ledger) if ledger else ladder_ledger(lang)
+    return [p for d in sorted(ladder_dir.glob("*/vqvae")) if (p := carry_vqvae(ledger / d.parent.name, d.parent)) is not None]
+
 def ladder_vocabulary(lang: str, vq_profile: str, ladder_dir: str | Path | None = None, top_words: int | None = None,
                       device: str = "cpu", ledger: str | Path | None = None) -> tuple[Path, Path, VQConfig, list]:
     "`trained_vocabulary` of the compute ladder's point for `vq_profile` on its top `top_words` entries (None: the profile's; 0: all), in `ladder_dir` (default runs/<lang>-grid/ladder); recorded in `ledger`/<point> when given (`ladder_ledger`)."
@@ -194,7 +201,8 @@ def ladder_vocabulary(lang: str, vq_profile: str, ladder_dir: str | Path | None 
 
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #44973e0f
-VQ_LEDGER_FILES = {"vocab": "vocab.dawg", "model": "vqvae/released.pt", "log": "vqvae/train_log.csv"}   # run-directory paths; stored as <name>.xz
+VQ_LEDGER_FILES = {"vocab": "vocab.dawg", "model": "vqvae/released.pt", "log": "vqvae/train_log.csv"}   # a finished run; stored as <name>.xz
+VQ_PARTIAL_FILES = {"checkpoint": "vqvae/checkpoint.pt", "log": "vqvae/train_log.csv"}                 # an unfinished one, carried
 VQ_LEDGER_XZ_PRESET = 6
 
 def release_checkpoint(checkpoint: str | Path, path: str | Path) -> Path:
@@ -204,51 +212,73 @@ def release_checkpoint(checkpoint: str | Path, path: str | Path) -> Path:
     rel = {k: st[k] for k in ("step", "prior", "config", "settings", "fingerprint") if k in st} | dict(model=model, ema=None, weights="ema")
     return atomic_write(Path(path), lambda t: torch.save(rel, t))
 
-def _vq_record(ledger: Path) -> dict | None:
-    "The ledger's record.json, or None if there is none; a ValueError if it is not a record."
+def _vq_record(ledger: Path, layout: dict[str, str]) -> dict | None:
+    "The ledger's record.json, or None if there is none; a ValueError if it is not a record of `layout`'s files."
     path = Path(ledger) / "record.json"
     if not path.exists(): return None
     try: rec = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{path} is not a VQ-VAE record ({e}); restore it with git or delete {ledger}") from e
-    if not isinstance(rec, dict) or not {"fingerprint", "files"} <= rec.keys() or set(rec["files"]) != set(VQ_LEDGER_FILES):
+    if not isinstance(rec, dict) or not {"fingerprint", "files"} <= rec.keys() or set(rec["files"]) != set(layout):
         raise ValueError(f"{path} is not a VQ-VAE record (it lacks the fingerprint or a file's sha256); restore it with git or delete {ledger}")
     return rec
 
 def _same(fingerprint: dict, rec: dict) -> bool: return json.loads(json.dumps(fingerprint)) == rec["fingerprint"]
 
+def _pack(ledger: Path, sources: dict[str, Path], layout: dict[str, str], fingerprint: dict, **extra) -> Path:
+    "xz each of `sources` into `ledger`/<its layout name>.xz, then write record.json: the fingerprint, each file's sha256 and `extra`."
+    ledger, files = Path(ledger), {}
+    ledger.mkdir(parents=True, exist_ok=True)
+    for key, src in sources.items():
+        data = Path(src).read_bytes()
+        atomic_write(ledger / f"{Path(layout[key]).name}.xz", lambda t: t.write_bytes(lzma.compress(data, preset=VQ_LEDGER_XZ_PRESET)))
+        files[key] = hashlib.sha256(data).hexdigest()
+    rec = dict(fingerprint=json.loads(json.dumps(fingerprint)), files=files, torch=torch.__version__, **extra)
+    return atomic_write(ledger / "record.json", lambda t: t.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8"))
+
+def _unpack(ledger: Path, out_dir: Path, layout: dict[str, str], fingerprint: dict) -> bool:
+    "Unpack `ledger`'s files into `out_dir` at `layout`'s paths if it records the run of `fingerprint`, each checked; False if no record (a warning if another run's)."
+    if (rec := _vq_record(ledger, layout)) is None: return False
+    if not _same(fingerprint, rec):
+        warnings.warn(f"{ledger} records another VQ-VAE run; training this one, whose record will replace it"); return False
+    for key, rel in layout.items():
+        src = Path(ledger) / f"{Path(rel).name}.xz"
+        try: data = lzma.decompress(src.read_bytes())
+        except (OSError, lzma.LZMAError) as e: raise ValueError(f"{src} cannot be read ({e}); restore it with git or delete {ledger} to retrain") from e
+        if hashlib.sha256(data).hexdigest() != rec["files"][key]:
+            raise ValueError(f"{src} does not match its sha256 in {Path(ledger) / 'record.json'}; restore it with git or delete {ledger} to retrain")
+        (Path(out_dir) / rel).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(Path(out_dir) / rel, lambda t: t.write_bytes(data))
+    return True
+
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #c28ea8cd
 def vqvae_recorded(ledger: str | Path, vocab_file: str | Path, fingerprint: dict) -> bool:
     "Whether `ledger` records the run of `fingerprint` with this very vocabulary file."
-    rec = _vq_record(Path(ledger))
+    rec = _vq_record(Path(ledger), VQ_LEDGER_FILES)
     return rec is not None and _same(fingerprint, rec) and rec["files"]["vocab"] == hashlib.sha256(Path(vocab_file).read_bytes()).hexdigest()
 
 def record_vqvae(ledger: str | Path, vocab_file: str | Path, checkpoint: str | Path, fingerprint: dict) -> Path:
-    "File a finished run in `ledger`: its vocabulary, released model and training log (next to the checkpoint), xz-compressed, and record.json (fingerprint, sha256s)."
-    ledger, files = Path(ledger), {}
-    ledger.mkdir(parents=True, exist_ok=True)
+    "File a finished run in `ledger`: its vocabulary, released model and training log (next to the checkpoint), xz-compressed, and record.json; drop a carried partial run."
     with tempfile.TemporaryDirectory() as d:
         sources = dict(vocab=Path(vocab_file), model=release_checkpoint(checkpoint, Path(d) / "released.pt"), log=Path(checkpoint).parent / "train_log.csv")
-        for key, src in sources.items():
-            data = src.read_bytes()
-            atomic_write(ledger / f"{Path(VQ_LEDGER_FILES[key]).name}.xz", lambda t: t.write_bytes(lzma.compress(data, preset=VQ_LEDGER_XZ_PRESET)))
-            files[key] = hashlib.sha256(data).hexdigest()
-    rec = dict(fingerprint=json.loads(json.dumps(fingerprint)), files=files, torch=torch.__version__)
-    return atomic_write(ledger / "record.json", lambda t: t.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8"))
+        path = _pack(Path(ledger), sources, VQ_LEDGER_FILES, fingerprint)
+    shutil.rmtree(Path(ledger) / "partial", ignore_errors=True)                  # the carried checkpoint has served
+    return path
 
 def restore_vqvae(ledger: str | Path, out_dir: str | Path, fingerprint: dict) -> Path | None:
     "Unpack the run `ledger` records into `out_dir` if it is the run of `fingerprint`, each file checked: the released model's path; None if no record (a warning if another run's)."
-    ledger, out_dir = Path(ledger), Path(out_dir)
-    if (rec := _vq_record(ledger)) is None: return None
-    if not _same(fingerprint, rec):
-        warnings.warn(f"{ledger} records another VQ-VAE run; training this one, whose record will replace it"); return None
-    for key, rel in VQ_LEDGER_FILES.items():
-        src = ledger / f"{Path(rel).name}.xz"
-        try: data = lzma.decompress(src.read_bytes())
-        except (OSError, lzma.LZMAError) as e: raise ValueError(f"{src} cannot be read ({e}); restore it with git or delete {ledger} to retrain") from e
-        if hashlib.sha256(data).hexdigest() != rec["files"][key]:
-            raise ValueError(f"{src} does not match its sha256 in {ledger / 'record.json'}; restore it with git or delete {ledger} to retrain")
-        (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(out_dir / rel, lambda t: t.write_bytes(data))
-    return out_dir / VQ_LEDGER_FILES["model"]
+    return Path(out_dir) / VQ_LEDGER_FILES["model"] if _unpack(Path(ledger), Path(out_dir), VQ_LEDGER_FILES, fingerprint) else None
+
+def carry_vqvae(ledger: str | Path, run_dir: str | Path) -> Path | None:
+    "File the unfinished run in `run_dir`/vqvae (checkpoint and log) in `ledger`/partial, for a later session to resume; None if it has no checkpoint or has finished."
+    ckpt = Path(run_dir) / VQ_PARTIAL_FILES["checkpoint"]
+    if not ckpt.exists(): return None
+    st = load_checkpoint(ckpt)
+    if st["step"] >= int(st["settings"]["vq_steps"]): return None                 # finished: record_vqvae files it
+    sources = {k: Path(run_dir) / rel for k, rel in VQ_PARTIAL_FILES.items()}
+    return _pack(Path(ledger) / "partial", sources, VQ_PARTIAL_FILES, st["fingerprint"], step=st["step"])
+
+def restore_partial(ledger: str | Path, run_dir: str | Path, fingerprint: dict) -> bool:
+    "Unpack a carried unfinished run of `fingerprint` from `ledger`/partial into `run_dir`, for `train` to resume; False if there is none."
+    return _unpack(Path(ledger) / "partial", Path(run_dir), VQ_PARTIAL_FILES, fingerprint)
 
