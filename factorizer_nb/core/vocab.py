@@ -166,11 +166,11 @@ def save(self: Vocabulary, path: str | Path, meta: dict | None = None) -> Path:
 
 # %% ../../nbs/core/02_vocab.ipynb #4011890b
 def _check_layout(body: bytes, path) -> None:
-    "A dawgdic body is `[n][n 4-byte units][m][m 2-byte guide units]` with m = n; check the sizes before dawg allocates them."
+    "A dawgdic body is `[n][n 4-byte units][m][m 2-byte guide units]` with m = n (m = 0: an empty DAWG has no guide); check the sizes before dawg allocates them."
     if len(body) < 8: raise VocabularyFormatError(f"{path}: not a valid DAWG: too short ({len(body)} bytes)")
     n = int.from_bytes(body[:4], "little")
     m = int.from_bytes(body[4 + 4 * n:8 + 4 * n], "little") if 8 + 4 * n <= len(body) else -1
-    if m != n or len(body) != 8 + 6 * n:
+    if m not in (n, 0) or len(body) != 8 + 4 * n + 2 * m:
         raise VocabularyFormatError(f"{path}: not a valid DAWG: its size fields ({n:,} units, guide {m:,}) do not fit its {len(body):,} bytes "
                                     "(corrupt, truncated, or not a vocabulary file)")
 

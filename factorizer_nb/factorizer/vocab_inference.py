@@ -4,7 +4,7 @@
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #2d06ab05
 from __future__ import annotations
-import hashlib, json, lzma, math, shutil, tempfile, warnings
+import hashlib, io, json, lzma, math, shutil, tempfile, warnings, zipfile
 from dataclasses import replace
 from pathlib import Path
 import numpy as np
@@ -19,8 +19,8 @@ from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, Fact
                                             tokens_subword)
 
 # %% auto #0
-__all__ = ['DECODE_SDPA_BACKENDS', 'VQ_LEDGER_FILES', 'VQ_PARTIAL_FILES', 'VQ_LEDGER_XZ_PRESET', 'load_vqvae', 'prior_triplets',
-           'greedy_decode', 'build_vocabulary', 'code_vectors', 'fallback_subwords', 'best_triplets',
+__all__ = ['DECODE_SDPA_BACKENDS', 'VQ_LEDGER_FILES', 'VQ_PARTIAL_FILES', 'VQ_LEDGER_XZ_PRESET', 'VQ_CODECS', 'load_vqvae',
+           'prior_triplets', 'greedy_decode', 'build_vocabulary', 'code_vectors', 'fallback_subwords', 'best_triplets',
            'add_byte_fallback', 'infer_vocabulary', 'trained_vocabulary', 'ladder_ledger', 'carry_ladder',
            'ladder_vocabulary', 'release_checkpoint', 'vqvae_recorded', 'record_vqvae', 'restore_vqvae', 'carry_vqvae',
            'restore_partial']
@@ -224,13 +224,38 @@ def _vq_record(ledger: Path, layout: dict[str, str]) -> dict | None:
 
 def _same(fingerprint: dict, rec: dict) -> bool: return json.loads(json.dumps(fingerprint)) == rec["fingerprint"]
 
+def _vocab_pack(path: Path) -> bytes:
+    "A vocabulary file as columns (npz: subword bytes and lengths, triplets, log p, meta JSON), which xz shrinks to a fifth of the DAWG's size."
+    v = Vocabulary.load(path)
+    words, trip, logp = zip(*v.items()) if len(v) else ((), (), ())
+    enc, buf = [w.encode("utf-8", "surrogatepass") for w in words], io.BytesIO()
+    meta = {k: x for k, x in v.meta.items() if k != "source_format"}              # what load adds
+    np.savez(buf, subwords=np.frombuffer(b"".join(enc), np.uint8), lengths=np.array([len(e) for e in enc], np.uint32),
+             triplets=np.array(trip, np.uint8).reshape(-1, 3), log_p=np.array(logp, "<f8"), meta=np.frombuffer(json.dumps(meta).encode(), np.uint8))
+    return buf.getvalue()
+
+def _vocab_unpack(data: bytes) -> bytes:
+    "The vocabulary file that `_vocab_pack` packed, rebuilt (the caller checks it byte for byte against its sha256)."
+    z = np.load(io.BytesIO(data), allow_pickle=False)
+    raw, lengths = z["subwords"].tobytes(), z["lengths"].tolist()
+    ends = np.cumsum(lengths).tolist()
+    words = [raw[e - n:e].decode("utf-8", "surrogatepass") for e, n in zip(ends, lengths)]
+    with tempfile.TemporaryDirectory() as d:
+        v = Vocabulary(zip(words, map(tuple, z["triplets"].tolist()), z["log_p"].tolist()), meta=json.loads(z["meta"].tobytes()))
+        return v.save(Path(d) / "v.dawg").read_bytes()
+
+VQ_CODECS = {"vocab": (".npz", _vocab_pack, _vocab_unpack)}     # key: (suffix, pack(path) -> bytes, unpack(bytes) -> file bytes)
+
+def _stored_name(key: str, layout: dict[str, str]) -> str: return Path(layout[key]).name + VQ_CODECS.get(key, ("",))[0] + ".xz"
+
 def _pack(ledger: Path, sources: dict[str, Path], layout: dict[str, str], fingerprint: dict, **extra) -> Path:
     "xz each of `sources` into `ledger`/<its layout name>.xz, then write record.json: the fingerprint, each file's sha256 and `extra`."
     ledger, files = Path(ledger), {}
     ledger.mkdir(parents=True, exist_ok=True)
     for key, src in sources.items():
         data = Path(src).read_bytes()
-        atomic_write(ledger / f"{Path(layout[key]).name}.xz", lambda t: t.write_bytes(lzma.compress(data, preset=VQ_LEDGER_XZ_PRESET)))
+        stored = VQ_CODECS[key][1](Path(src)) if key in VQ_CODECS else data
+        atomic_write(ledger / _stored_name(key, layout), lambda t: t.write_bytes(lzma.compress(stored, preset=VQ_LEDGER_XZ_PRESET)))
         files[key] = hashlib.sha256(data).hexdigest()
     rec = dict(fingerprint=json.loads(json.dumps(fingerprint)), files=files, torch=torch.__version__, **extra)
     return atomic_write(ledger / "record.json", lambda t: t.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8"))
@@ -241,9 +266,11 @@ def _unpack(ledger: Path, out_dir: Path, layout: dict[str, str], fingerprint: di
     if not _same(fingerprint, rec):
         warnings.warn(f"{ledger} records another VQ-VAE run; training this one, whose record will replace it"); return False
     for key, rel in layout.items():
-        src = Path(ledger) / f"{Path(rel).name}.xz"
-        try: data = lzma.decompress(src.read_bytes())
-        except (OSError, lzma.LZMAError) as e: raise ValueError(f"{src} cannot be read ({e}); restore it with git or delete {ledger} to retrain") from e
+        src = Path(ledger) / _stored_name(key, layout)
+        try:
+            data = lzma.decompress(src.read_bytes())
+            if key in VQ_CODECS: data = VQ_CODECS[key][2](data)
+        except (OSError, lzma.LZMAError, ValueError, KeyError, zipfile.BadZipFile) as e: raise ValueError(f"{src} cannot be read ({e}); restore it with git or delete {ledger} to retrain") from e
         if hashlib.sha256(data).hexdigest() != rec["files"][key]:
             raise ValueError(f"{src} does not match its sha256 in {Path(ledger) / 'record.json'}; restore it with git or delete {ledger} to retrain")
         (Path(out_dir) / rel).parent.mkdir(parents=True, exist_ok=True)
