@@ -21,9 +21,7 @@
 #                             resumable, recorded in data/ledger/en-plateau/ (19_factorial's finished cells are read back, not retrained)
 #   make ladder               FACTORIZER against VQ-VAE compute (issue #28 §1; nbs/paper/heavy/20_vq_ladder, profile grid): VQ-VAE profiles tiny
 #                             to large on the top-50,000 and the whole word list, their measures and parsers, resumable; each finished
-#                             VQ-VAE, point and parser is recorded in data/ledger/en-grid/ (commit it: a rerun needs no runs/)
-#   make ladder-carry         file every unfinished ladder VQ-VAE's checkpoint in data/ledger/en-grid/vq/<point>/partial/ (commit it at a
-#                             session's end: the next make ladder resumes it; the large point on the whole list outlasts a session)
+#                             point and parser is recorded in data/ledger/en-grid/ (commit it: the figure is rebuilt without runs/)
 #   make compute-study        issue #28 in the order of its budget: make factorial, then make ladder, then make fig4-plateau; each
 #                             resumes where it stopped, so rerunning this after an interruption goes on from there
 #   make parser-grid          the from-scratch parser's fuller CPU grid (profile grid: 3 seeds, 6 epochs; en, gd, tr, zh, no), resumable,
@@ -49,7 +47,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates factorial fig4-plateau ladder ladder-carry compute-study medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates factorial fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -114,9 +112,6 @@ LADDER_ARGS ?=
 ladder: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile grid --notebooks nbs/paper/heavy/20_vq_ladder.ipynb $(LADDER_ARGS)
 	$(MAKE) results-index
-
-ladder-carry: setup
-	$(BIN)/python -c "from factorizer_nb.factorizer.vocab_inference import carry_ladder; print(*carry_ladder('en'), sep='\n')"
 
 sweep: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small --notebooks nbs/paper/heavy/17_profile_sweep.ipynb

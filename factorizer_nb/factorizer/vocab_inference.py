@@ -4,7 +4,7 @@
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #2d06ab05
 from __future__ import annotations
-import hashlib, io, json, lzma, math, shutil, tempfile, warnings, zipfile
+import math
 from dataclasses import replace
 from pathlib import Path
 import numpy as np
@@ -12,18 +12,16 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from contextlib import nullcontext
-from .training import VQConfig, load_checkpoint, run_fingerprint, train
-from ..core.data import BOW_BYTES, EOW_BYTES, atomic_write, load_settings, project_root, run_dir, training_counts
+from .training import VQConfig, load_checkpoint, train
+from ..core.data import BOW_BYTES, EOW_BYTES, load_settings, run_dir, training_counts
 from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet, has_stray_bytes
 from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, FactorizerVQVAE,
                                             tokens_subword)
 
 # %% auto #0
-__all__ = ['DECODE_SDPA_BACKENDS', 'VQ_LEDGER_FILES', 'VQ_PARTIAL_FILES', 'VQ_LEDGER_XZ_PRESET', 'VQ_CODECS', 'load_vqvae',
-           'prior_triplets', 'greedy_decode', 'build_vocabulary', 'code_vectors', 'fallback_subwords', 'best_triplets',
-           'add_byte_fallback', 'infer_vocabulary', 'trained_vocabulary', 'ladder_ledger', 'carry_ladder',
-           'ladder_vocabulary', 'release_checkpoint', 'vqvae_recorded', 'record_vqvae', 'restore_vqvae', 'carry_vqvae',
-           'restore_partial']
+__all__ = ['DECODE_SDPA_BACKENDS', 'load_vqvae', 'prior_triplets', 'greedy_decode', 'build_vocabulary', 'code_vectors',
+           'fallback_subwords', 'best_triplets', 'add_byte_fallback', 'infer_vocabulary', 'trained_vocabulary',
+           'ladder_vocabulary']
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #c6761621
 def load_vqvae(checkpoint: str | Path, use_ema: bool = True, device: str | torch.device = "cpu") -> tuple[FactorizerVQVAE, dict]:
@@ -31,9 +29,7 @@ def load_vqvae(checkpoint: str | Path, use_ema: bool = True, device: str | torch
     st = load_checkpoint(Path(checkpoint))
     model = FactorizerVQVAE(**st["config"])
     model.load_state_dict(st["model"])
-    if st.get("weights") == "ema" and not use_ema:                    # a released model (`release_checkpoint`) holds no other
-        raise ValueError(f"{checkpoint} is a released model that keeps only the EMA weights; use_ema=False needs the training checkpoint")
-    if use_ema and st.get("ema") is not None:
+    if use_ema:
         with torch.no_grad():
             for n, p in model.named_parameters(): p.copy_(st["ema"][n])
     return model.to(device).eval(), st
@@ -164,148 +160,22 @@ def infer_vocabulary(checkpoint: str | Path, add_log_prior: bool = False, byte_f
     return vocab, stats
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #7b0cab02
-def trained_vocabulary(lang: str, profile: str, out_dir: str | Path, top_words: int | None = None, device: str = "cpu",
-                       ledger: str | Path | None = None) -> tuple[Path, Path, VQConfig, list]:
-    "Train (or resume) `profile`'s VQ-VAE for `lang` in `out_dir` on the top `top_words` list entries (None: the profile's; 0: all), read its vocabulary out once: (vocab file, checkpoint, config, counts). With `ledger`, a run it records is unpacked, not trained, and a run finished here is recorded there."
+def trained_vocabulary(lang: str, profile: str, out_dir: str | Path, top_words: int | None = None, device: str = "cpu") -> tuple[Path, Path, VQConfig, list]:
+    "Train (or resume) `profile`'s VQ-VAE for `lang` in `out_dir` on the top `top_words` list entries (None: the profile's; 0: all), read its vocabulary out once: (vocab file, checkpoint, config, counts)."
     P, out_dir = load_settings(lang, profile), Path(out_dir)
     top_words = int(P["vq_top_words"]) if top_words is None else int(top_words)
     cfg, counts = replace(VQConfig.from_settings(P), top_words=top_words), training_counts(P, top_n=top_words or None)
-    provenance = dict(lang=lang, profile=profile)
-    fp = run_fingerprint(cfg, counts, **provenance)
-    if ledger and not (out_dir / "vqvae" / "checkpoint.pt").exists():
-        if (released := restore_vqvae(ledger, out_dir, fp)) is not None: return out_dir / "vocab.dawg", released, cfg, counts
-        restore_partial(ledger, out_dir, fp)                                     # a run carried from an earlier session resumes
-    ckpt = train(counts, out_dir / "vqvae", cfg, device=device, progress=False, provenance=provenance)
+    ckpt = train(counts, out_dir / "vqvae", cfg, device=device, progress=False, provenance=dict(lang=lang, profile=profile))
     if not (out_dir / "vocab.dawg").exists():
         vocab, _ = infer_vocabulary(ckpt, add_log_prior=P["vocab_add_log_prior"], byte_fallback=P["vocab_byte_fallback"],
                                     batch_size=P["vocab_batch_size"], device=device, progress=False)
         vocab.save(out_dir / "vocab.dawg")
-    if ledger and not vqvae_recorded(ledger, out_dir / "vocab.dawg", fp): record_vqvae(ledger, out_dir / "vocab.dawg", ckpt, fp)
     return out_dir / "vocab.dawg", Path(ckpt), cfg, counts
 
-def ladder_ledger(lang: str, work_dir: str | Path | None = None) -> Path:
-    "Where the ladder's finished VQ-VAEs are recorded: data/ledger/<lang>-grid/vq (committed), or `work_dir`/ledger/vq for a scratch run."
-    return Path(work_dir) / "ledger" / "vq" if work_dir else project_root() / "data" / "ledger" / f"{lang}-grid" / "vq"
-
-def carry_ladder(lang: str, ladder_dir: str | Path | None = None, ledger: str | Path | None = None) -> list[Path]:
-    "`carry_vqvae` for every unfinished VQ-VAE of the ladder (default runs/<lang>-grid/ladder into `ladder_ledger(lang)`): the records written."
-    ladder_dir, ledger = Path(ladder_dir) if ladder_dir else run_dir(lang, profile="grid") / "ladder", Path(ledger) if ledger else ladder_ledger(lang)
-    return [p for d in sorted(ladder_dir.glob("*/vqvae")) if (p := carry_vqvae(ledger / d.parent.name, d.parent)) is not None]
-
 def ladder_vocabulary(lang: str, vq_profile: str, ladder_dir: str | Path | None = None, top_words: int | None = None,
-                      device: str = "cpu", ledger: str | Path | None = None) -> tuple[Path, Path, VQConfig, list]:
-    "`trained_vocabulary` of the compute ladder's point for `vq_profile` on its top `top_words` entries (None: the profile's; 0: all), in `ladder_dir` (default runs/<lang>-grid/ladder); recorded in `ledger`/<point> when given (`ladder_ledger`)."
+                      device: str = "cpu") -> tuple[Path, Path, VQConfig, list]:
+    "`trained_vocabulary` of the compute ladder's point for `vq_profile` on its top `top_words` entries (None: the profile's; 0: all), in `ladder_dir` (default runs/<lang>-grid/ladder)."
     top = int(load_settings(lang, vq_profile)["vq_top_words"]) if top_words is None else int(top_words)
-    ladder_dir, point = Path(ladder_dir) if ladder_dir else run_dir(lang, profile="grid") / "ladder", f"{vq_profile}-{top or 'all'}"
-    return trained_vocabulary(lang, vq_profile, ladder_dir / point, top, device=device, ledger=Path(ledger) / point if ledger else None)
-
-
-# %% ../../nbs/factorizer/12_vocab_inference.ipynb #44973e0f
-VQ_LEDGER_FILES = {"vocab": "vocab.dawg", "model": "vqvae/released.pt", "log": "vqvae/train_log.csv"}   # a finished run; stored as <name>.xz
-VQ_PARTIAL_FILES = {"checkpoint": "vqvae/checkpoint.pt", "log": "vqvae/train_log.csv"}                 # an unfinished one, carried
-VQ_LEDGER_XZ_PRESET = 6
-
-def release_checkpoint(checkpoint: str | Path, path: str | Path) -> Path:
-    "Write a finished training checkpoint as a released model: the EMA weights in place of the trained ones, the buffers and prior, no optimizer state."
-    st = load_checkpoint(Path(checkpoint))
-    model = dict(st["model"]) | {n: t.cpu() for n, t in st["ema"].items()}          # EMA parameters; codebook buffers as trained
-    rel = {k: st[k] for k in ("step", "prior", "config", "settings", "fingerprint") if k in st} | dict(model=model, ema=None, weights="ema")
-    return atomic_write(Path(path), lambda t: torch.save(rel, t))
-
-def _vq_record(ledger: Path, layout: dict[str, str]) -> dict | None:
-    "The ledger's record.json, or None if there is none; a ValueError if it is not a record of `layout`'s files."
-    path = Path(ledger) / "record.json"
-    if not path.exists(): return None
-    try: rec = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{path} is not a VQ-VAE record ({e}); restore it with git or delete {ledger}") from e
-    if not isinstance(rec, dict) or not {"fingerprint", "files"} <= rec.keys() or set(rec["files"]) != set(layout):
-        raise ValueError(f"{path} is not a VQ-VAE record (it lacks the fingerprint or a file's sha256); restore it with git or delete {ledger}")
-    return rec
-
-def _same(fingerprint: dict, rec: dict) -> bool: return json.loads(json.dumps(fingerprint)) == rec["fingerprint"]
-
-def _vocab_pack(path: Path) -> bytes:
-    "A vocabulary file as columns (npz: subword bytes and lengths, triplets, log p, meta JSON), which xz shrinks to a fifth of the DAWG's size."
-    v = Vocabulary.load(path)
-    words, trip, logp = zip(*v.items()) if len(v) else ((), (), ())
-    enc, buf = [w.encode("utf-8", "surrogatepass") for w in words], io.BytesIO()
-    meta = {k: x for k, x in v.meta.items() if k != "source_format"}              # what load adds
-    np.savez(buf, subwords=np.frombuffer(b"".join(enc), np.uint8), lengths=np.array([len(e) for e in enc], np.uint32),
-             triplets=np.array(trip, np.uint8).reshape(-1, 3), log_p=np.array(logp, "<f8"), meta=np.frombuffer(json.dumps(meta).encode(), np.uint8))
-    return buf.getvalue()
-
-def _vocab_unpack(data: bytes) -> bytes:
-    "The vocabulary file that `_vocab_pack` packed, rebuilt (the caller checks it byte for byte against its sha256)."
-    z = np.load(io.BytesIO(data), allow_pickle=False)
-    raw, lengths = z["subwords"].tobytes(), z["lengths"].tolist()
-    ends = np.cumsum(lengths).tolist()
-    words = [raw[e - n:e].decode("utf-8", "surrogatepass") for e, n in zip(ends, lengths)]
-    with tempfile.TemporaryDirectory() as d:
-        v = Vocabulary(zip(words, map(tuple, z["triplets"].tolist()), z["log_p"].tolist()), meta=json.loads(z["meta"].tobytes()))
-        return v.save(Path(d) / "v.dawg").read_bytes()
-
-VQ_CODECS = {"vocab": (".npz", _vocab_pack, _vocab_unpack)}     # key: (suffix, pack(path) -> bytes, unpack(bytes) -> file bytes)
-
-def _stored_name(key: str, layout: dict[str, str]) -> str: return Path(layout[key]).name + VQ_CODECS.get(key, ("",))[0] + ".xz"
-
-def _pack(ledger: Path, sources: dict[str, Path], layout: dict[str, str], fingerprint: dict, **extra) -> Path:
-    "xz each of `sources` into `ledger`/<its layout name>.xz, then write record.json: the fingerprint, each file's sha256 and `extra`."
-    ledger, files = Path(ledger), {}
-    ledger.mkdir(parents=True, exist_ok=True)
-    for key, src in sources.items():
-        data = Path(src).read_bytes()
-        stored = VQ_CODECS[key][1](Path(src)) if key in VQ_CODECS else data
-        atomic_write(ledger / _stored_name(key, layout), lambda t: t.write_bytes(lzma.compress(stored, preset=VQ_LEDGER_XZ_PRESET)))
-        files[key] = hashlib.sha256(data).hexdigest()
-    rec = dict(fingerprint=json.loads(json.dumps(fingerprint)), files=files, torch=torch.__version__, **extra)
-    return atomic_write(ledger / "record.json", lambda t: t.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8"))
-
-def _unpack(ledger: Path, out_dir: Path, layout: dict[str, str], fingerprint: dict) -> bool:
-    "Unpack `ledger`'s files into `out_dir` at `layout`'s paths if it records the run of `fingerprint`, each checked; False if no record (a warning if another run's)."
-    if (rec := _vq_record(ledger, layout)) is None: return False
-    if not _same(fingerprint, rec):
-        warnings.warn(f"{ledger} records another VQ-VAE run; training this one, whose record will replace it"); return False
-    for key, rel in layout.items():
-        src = Path(ledger) / _stored_name(key, layout)
-        try:
-            data = lzma.decompress(src.read_bytes())
-            if key in VQ_CODECS: data = VQ_CODECS[key][2](data)
-        except (OSError, lzma.LZMAError, ValueError, KeyError, zipfile.BadZipFile) as e: raise ValueError(f"{src} cannot be read ({e}); restore it with git or delete {ledger} to retrain") from e
-        if hashlib.sha256(data).hexdigest() != rec["files"][key]:
-            raise ValueError(f"{src} does not match its sha256 in {Path(ledger) / 'record.json'}; restore it with git or delete {ledger} to retrain")
-        (Path(out_dir) / rel).parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(Path(out_dir) / rel, lambda t: t.write_bytes(data))
-    return True
-
-
-# %% ../../nbs/factorizer/12_vocab_inference.ipynb #c28ea8cd
-def vqvae_recorded(ledger: str | Path, vocab_file: str | Path, fingerprint: dict) -> bool:
-    "Whether `ledger` records the run of `fingerprint` with this very vocabulary file."
-    rec = _vq_record(Path(ledger), VQ_LEDGER_FILES)
-    return rec is not None and _same(fingerprint, rec) and rec["files"]["vocab"] == hashlib.sha256(Path(vocab_file).read_bytes()).hexdigest()
-
-def record_vqvae(ledger: str | Path, vocab_file: str | Path, checkpoint: str | Path, fingerprint: dict) -> Path:
-    "File a finished run in `ledger`: its vocabulary, released model and training log (next to the checkpoint), xz-compressed, and record.json; drop a carried partial run."
-    with tempfile.TemporaryDirectory() as d:
-        sources = dict(vocab=Path(vocab_file), model=release_checkpoint(checkpoint, Path(d) / "released.pt"), log=Path(checkpoint).parent / "train_log.csv")
-        path = _pack(Path(ledger), sources, VQ_LEDGER_FILES, fingerprint)
-    shutil.rmtree(Path(ledger) / "partial", ignore_errors=True)                  # the carried checkpoint has served
-    return path
-
-def restore_vqvae(ledger: str | Path, out_dir: str | Path, fingerprint: dict) -> Path | None:
-    "Unpack the run `ledger` records into `out_dir` if it is the run of `fingerprint`, each file checked: the released model's path; None if no record (a warning if another run's)."
-    return Path(out_dir) / VQ_LEDGER_FILES["model"] if _unpack(Path(ledger), Path(out_dir), VQ_LEDGER_FILES, fingerprint) else None
-
-def carry_vqvae(ledger: str | Path, run_dir: str | Path) -> Path | None:
-    "File the unfinished run in `run_dir`/vqvae (checkpoint and log) in `ledger`/partial, for a later session to resume; None if it has no checkpoint or has finished."
-    ckpt = Path(run_dir) / VQ_PARTIAL_FILES["checkpoint"]
-    if not ckpt.exists(): return None
-    st = load_checkpoint(ckpt)
-    if st["step"] >= int(st["settings"]["vq_steps"]): return None                 # finished: record_vqvae files it
-    sources = {k: Path(run_dir) / rel for k, rel in VQ_PARTIAL_FILES.items()}
-    return _pack(Path(ledger) / "partial", sources, VQ_PARTIAL_FILES, st["fingerprint"], step=st["step"])
-
-def restore_partial(ledger: str | Path, run_dir: str | Path, fingerprint: dict) -> bool:
-    "Unpack a carried unfinished run of `fingerprint` from `ledger`/partial into `run_dir`, for `train` to resume; False if there is none."
-    return _unpack(Path(ledger) / "partial", Path(run_dir), VQ_PARTIAL_FILES, fingerprint)
+    ladder_dir = Path(ladder_dir) if ladder_dir else run_dir(lang, profile="grid") / "ladder"
+    return trained_vocabulary(lang, vq_profile, ladder_dir / f"{vq_profile}-{top or 'all'}", top, device=device)
 
