@@ -16,9 +16,9 @@
 #                             profile plateau, nbs/paper/heavy/19_factorial; the medium VQ-VAE, trained once in runs/en-grid/ladder/ and
 #                             shared with make ladder), resumable, into runs/en-plateau/ and figures/plateau/; each finished parser
 #                             is recorded in data/ledger/en-plateau/ (commit it: a later session reads it back, even without runs/)
-#   make fig4-plateau         Figure 4 at the plateau setting (issue #28 §3; nbs/paper/41_fig4_parser on profile plateau with the medium
-#                             VQ-VAE of the ladder): 4 alpha_split values, BPE, Unigram LM and SaGe at 4,096 and 32,768, 3 seeds, 2 workers,
-#                             resumable, recorded in data/ledger/en-plateau/ (19_factorial's finished cells are read back, not retrained)
+#   make fig4-plateau         Figure 4 at the plateau setting (issue #28 §3; nbs/paper/41_fig4_parser on profile plateau with the ladder's
+#                             medium VQ-VAE on the whole word list, its lowest split ratio): 4 alpha_split values, BPE, Unigram LM and
+#                             SaGe at 4,096 and 32,768, 3 seeds, 2 workers, resumable, recorded in data/ledger/en-plateau/ (19_factorial's BPE cells are read back, not retrained)
 #   make ladder               FACTORIZER against VQ-VAE compute (issue #28 §1; nbs/paper/heavy/20_vq_ladder, profile grid): VQ-VAE profiles tiny
 #                             to large on the top-50,000 and the whole word list, their measures and parsers, resumable; each finished
 #                             point and parser is recorded in data/ledger/en-grid/ (commit it: the figure is rebuilt without runs/)
@@ -102,7 +102,7 @@ compute-study: factorial ladder fig4-plateau
 
 fig4-plateau: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau --notebooks nbs/paper/41_fig4_parser.ipynb \
-		-p vq_profile=medium -p workers=2 -p ledger=1
+		-p vq_profile=medium -p vq_words=0 -p workers=2 -p ledger=1
 	$(MAKE) results-index
 
 # issue #28 §1: FACTORIZER against VQ-VAE compute (profiles tiny, small, medium, large; top-50,000 and whole word list), parsers at the grid
