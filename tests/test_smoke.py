@@ -110,12 +110,12 @@ def test_vq_ladder_notebook_tiny(tmp_path):
     assert fits[fitted].share_crossing.between(0, 1).all() and (fits.paper_flops > ladder.flops.max()).all()
     assert (fits[fitted & (fits.form == "power-law gap")].share_crossing == 0).all() and fits[fitted].value_at.notna().all()
     assert "paper's shapes" in json.loads((out / "vq_ladder_gd.manifest.json").read_text())["caption"]
-    fig4 = ROOT / "nbs/paper/41_fig4_parser.ipynb"                      # Figure 4 on a ladder point's vocabulary (top 2,000: tiny's own list)
+    fig4 = ROOT / "nbs/paper/41_fig4_parser.ipynb"                      # Figure 4 on a ladder point's vocabulary (top 1,000: not tiny's own list)
     res = run_notebooks(["gd"], "tiny", [fig4], runs_dir=tmp_path / "runs", parameters=dict(work_dir=str(tmp_path / "fig4"), figures_dir=str(out),
-                        vq_profile="tiny", ladder_dir=str(tmp_path / "work" / "ladder"), ledger=1, families="FACTORIZER"))
+                        vq_profile="tiny", vq_words=1000, ladder_dir=str(tmp_path / "work" / "ladder"), ledger=1, families="FACTORIZER"))
     assert all(v is None for v in res.values()), res
     assert not (tmp_path / "fig4" / "vocab.dawg").exists()                     # no VQ-VAE of its own: the ladder's was read
-    assert "compute-ladder 'tiny' VQ-VAE vocabulary (1 x 64" in json.loads((out / "fig4_parser_gd.manifest.json").read_text())["caption"]
+    assert "compute-ladder 'tiny' VQ-VAE vocabulary on the top 1,000 words (1 x 64" in json.loads((out / "fig4_parser_gd.manifest.json").read_text())["caption"]
     fig4_points = pd.read_csv(out / "table_fig4_parser_gd.csv")
     assert set(fig4_points.family) == {"FACTORIZER"} and len(list((tmp_path / "fig4" / "ledger").rglob("seed*.json"))) == len(fig4_points)
     shutil.rmtree(tmp_path / "work" / "ladder")                               # runs/ lost: no VQ-VAE, no vocabulary

@@ -4,19 +4,20 @@
 
 # %% ../../nbs/core/00_data.ipynb #d3e2ce1d
 from __future__ import annotations
-import configparser, csv, hashlib, io, lzma, math, os, random, re, sys, urllib.error, urllib.request
+import configparser, csv, hashlib, io, json, lzma, math, os, random, re, sys, urllib.error, urllib.request, warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 # %% auto #0
-__all__ = ['SETTINGS_NAME', 'LANGS', 'DEFAULT_PROFILE', 'ENWIKI_SAMPLE', 'BOW', 'EOW', 'BOW_BYTES', 'EOW_BYTES', 'find_settings',
-           'read_settings', 'profile_chain', 'load_settings', 'DataError', 'DataFile', 'project_root', 'data_dir',
-           'registry', 'data_path', 'read_bytes', 'read_text', 'run_dir', 'atomic_write', 'fetch', 'download',
-           'word_counts', 'text_lines', 'ud_sentences', 'sigmorphon', 'bio_sentences', 'ud_texts', 'text_note',
-           'fold_case', 'spellings', 'casing_counts', 'is_case_folded', 'cased_counts', 'training_counts',
-           'casing_note', 'mark', 'marked_bytes', 'add_noise', 'main']
+__all__ = ['SETTINGS_NAME', 'LANGS', 'DEFAULT_PROFILE', 'ENWIKI_SAMPLE', 'CASING_VERSION', 'BOW', 'EOW', 'BOW_BYTES', 'EOW_BYTES',
+           'find_settings', 'read_settings', 'profile_chain', 'load_settings', 'DataError', 'DataFile', 'project_root',
+           'data_dir', 'registry', 'data_path', 'read_bytes', 'read_text', 'run_dir', 'atomic_write', 'fetch',
+           'download', 'word_counts', 'text_lines', 'ud_sentences', 'sigmorphon', 'bio_sentences', 'ud_texts',
+           'text_note', 'fold_case', 'spellings', 'cache_dir', 'source_id', 'json_cached', 'casing_counts',
+           'is_case_folded', 'cased_counts', 'training_counts', 'casing_note', 'mark', 'marked_bytes', 'add_noise',
+           'main']
 
 # %% ../../nbs/core/00_data.ipynb #26624c96
 SETTINGS_NAME = "settings.ini"
@@ -321,9 +322,38 @@ def spellings(word: str, lang: str = "") -> dict[str, str]:
     return dict(lower=word, title=_upper(word[:1], lang) + word[1:], upper=_upper(word, lang))
 
 # %% ../../nbs/core/00_data.ipynb #b9db84ec
-@lru_cache(maxsize=8)
-def casing_counts(sources: tuple[str, ...], lang: str = "") -> dict[str, dict[str, int]]:
-    "For each folded word of the running-text `sources`, how often each of its spellings occurs."
+CASING_VERSION = 1             # bump when casing_counts' result changes meaning: results kept under another number are not read
+
+def cache_dir() -> Path:
+    "Where results computed from the data are kept between processes: `$FACTORIZER_NB_CACHE`, else `~/.cache/factorizer-nb`."
+    return Path(os.environ.get("FACTORIZER_NB_CACHE") or Path.home() / ".cache" / "factorizer-nb").expanduser()
+
+def source_id(source: str) -> str | None:
+    "What names a running-text source's content: its data file's registry sha256, gensim's version for `gensim:` text, None if unknown."
+    if source.startswith("gensim:"):
+        import gensim; return f"gensim {gensim.__version__}"
+    kind, _, rel = source.partition(":")
+    entry = registry().get(rel if kind in ("ud", "udtext", "bio", "wikitext") else source)
+    return entry.sha256 if entry else None
+
+def json_cached(name: str, key: dict, compute):
+    "`compute()` once per `key`, kept as JSON in `cache_dir()`; a missing, unreadable or foreign file is recomputed and replaced."
+    key = json.loads(json.dumps(key))                                            # as it reads back: tuples become lists
+    path = cache_dir() / f"{name}-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]}.json"
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(rec, dict) and rec.get("key") == key and "value" in rec: return rec["value"]
+        warnings.warn(f"{path} holds another key; recomputing {name}")
+    except FileNotFoundError: pass
+    except (OSError, ValueError) as e: warnings.warn(f"unreadable cache file {path} ({e}); recomputing {name}")
+    value = compute()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda t: t.write_text(json.dumps(dict(key=key, value=value), ensure_ascii=False), encoding="utf-8"))
+    except OSError as e: warnings.warn(f"could not keep {name} in {path.parent} ({e}); it is recomputed next time")
+    return value
+
+def _count_casings(sources: tuple[str, ...], lang: str) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for src in sources:
         for line in text_lines(src):
@@ -331,6 +361,14 @@ def casing_counts(sources: tuple[str, ...], lang: str = "") -> dict[str, dict[st
                 d = out.setdefault(fold_case(s, lang), {})
                 d[s] = d.get(s, 0) + 1
     return out
+
+@lru_cache(maxsize=8)
+def casing_counts(sources: tuple[str, ...], lang: str = "") -> dict[str, dict[str, int]]:
+    "For each folded word of the running-text `sources`, how often each of its spellings occurs (kept in `cache_dir()` where every source is known)."
+    ids = [source_id(s) for s in sources]
+    if None in ids: return _count_casings(sources, lang)                          # a file outside the registry: no name for its content
+    key = dict(version=CASING_VERSION, sources=sources, ids=ids, lang=lang, word_re=_WORD_RE.pattern)
+    return json_cached("casing", key, lambda: _count_casings(sources, lang))
 
 def _case_prior(casings: dict[str, dict[str, int]], lang: str = "") -> dict[str, float]:
     "Shares of lower, Title and UPPER tokens among the tokens whose spellings differ by case."
