@@ -18,7 +18,8 @@
 #                             is recorded in data/ledger/en-plateau/ (commit it: a later session reads it back, even without runs/)
 #   make fig4-plateau         Figure 4 at the plateau setting (issue #28 §3; nbs/paper/41_fig4_parser on profile plateau with the ladder's
 #                             medium VQ-VAE on the whole word list, its lowest split ratio): 4 alpha_split values, BPE, Unigram LM and
-#                             SaGe at 4,096 and 32,768, 3 seeds, 2 workers, resumable, recorded in data/ledger/en-plateau/ (19_factorial's BPE cells are read back, not retrained)
+#                             SaGe at 4,096 and 32,768, 3 seeds, 2 workers, resumable, recorded in data/ledger/en-plateau/
+#                             (19_factorial's BPE cells are read back, not retrained)
 #   make ladder               FACTORIZER against VQ-VAE compute (issue #28 §1; nbs/paper/heavy/20_vq_ladder, profile grid): VQ-VAE profiles tiny
 #                             to large on the top-50,000 and the whole word list, their measures and parsers, resumable; each finished
 #                             point and parser is recorded in data/ledger/en-grid/ (commit it: the figure is rebuilt without runs/)
