@@ -349,7 +349,9 @@ def json_cached(name: str, key: dict, compute):
     value = compute()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda t: t.write_text(json.dumps(dict(key=key, value=value), ensure_ascii=False), encoding="utf-8"))
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.part")                  # one per process: two writers never share a file
+        try: tmp.write_text(json.dumps(dict(key=key, value=value), ensure_ascii=False), encoding="utf-8"); os.replace(tmp, path)
+        finally: tmp.unlink(missing_ok=True)
     except OSError as e: warnings.warn(f"could not keep {name} in {path.parent} ({e}); it is recomputed next time")
     return value
 
