@@ -144,9 +144,9 @@ def run_dir(lang: str, *parts: str, root: str | Path | None = None, profile: str
 
 # %% ../../nbs/core/00_data.ipynb #3a6f139a
 def atomic_write(path: str | Path, write) -> Path:
-    "Call `write(tmp_path)` on `<path>.part`, then rename it over `path` (the target is never left half-written)."
+    "Call `write(tmp_path)` on `<path>.<pid>.part`, then rename it over `path` (never left half-written, even by two processes at once)."
     path = Path(path)
-    tmp = path.with_name(path.name + ".part")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.part")                # one per process: two writers never share a file
     try: write(tmp)
     except BaseException:
         tmp.unlink(missing_ok=True); raise
@@ -349,9 +349,7 @@ def json_cached(name: str, key: dict, compute):
     value = compute()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.part")                  # one per process: two writers never share a file
-        try: tmp.write_text(json.dumps(dict(key=key, value=value), ensure_ascii=False), encoding="utf-8"); os.replace(tmp, path)
-        finally: tmp.unlink(missing_ok=True)
+        atomic_write(path, lambda t: t.write_text(json.dumps(dict(key=key, value=value), ensure_ascii=False), encoding="utf-8"))
     except OSError as e: warnings.warn(f"could not keep {name} in {path.parent} ({e}); it is recomputed next time")
     return value
 
