@@ -15,10 +15,10 @@ from ..core.data import atomic_write, project_root
 # %% auto #0
 __all__ = ['PAPER_VALUES', 'INDEX', 'VERDICTS', 'SAGE', 'SAGE_EN', 'SAGE_TR', 'SAGE_OOD', 'BD_EN', 'BD_GUT', 'BD_JA', 'P',
            'NO_GLUE', 'ROWS', 'COLUMNS', 'HEADLINE', 'Outputs', 'mean', 'fmt', 'pct', 'both', 'Ours', 'Row', 'not_run',
-           'settings_row', 'fz_fig2', 'fz_fig3', 'fz_fig4', 'fz_fig5', 'fz_fig6', 'fz_fig7', 'fz_fig8', 'fz_table1',
-           'fz_table2', 'fz_table3', 'fz_embedding', 'sage_scale', 'sage_fig1', 'sage_fig2', 'sage_fig5', 'sage_fig3',
-           'sage_fig4', 'sage_fig6', 'sage_table1', 'sage_table3', 'sage_efficiency', 'bd_fig1', 'bd_fig2', 'bd_fig3',
-           'bd_table1', 'bd_table2', 'bd_table3', 'bd_table5', 'sage_row', 'paper_values', 'build_index',
+           'settings_row', 'fz_fig2', 'fz_fig3', 'fz_fig4', 'parser_scale', 'fz_fig5', 'fz_fig6', 'fz_fig7', 'fz_fig8',
+           'fz_table1', 'fz_table2', 'fz_table3', 'fz_embedding', 'sage_scale', 'sage_fig1', 'sage_fig2', 'sage_fig5',
+           'sage_fig3', 'sage_fig4', 'sage_fig6', 'sage_table1', 'sage_table3', 'sage_efficiency', 'bd_fig1', 'bd_fig2',
+           'bd_fig3', 'bd_table1', 'bd_table2', 'bd_table3', 'bd_table5', 'sage_row', 'paper_values', 'build_index',
            'render_markdown', 'compact_markdown', 'index_files', 'write_index', 'index_problems', 'main']
 
 # %% ../../nbs/infra/95_results_index.ipynb #ec999ac3
@@ -126,21 +126,41 @@ def _dominated(t: pd.DataFrame, metric: str = "LAS") -> tuple[int, int]:
               for _, f in fz.iterrows())
     return dom, len(fz)
 
-def fz_fig4(o):
-    t = o.csv("table_fig4_parser_en", ("grid",))
-    if t is None: return None
-    f, b = t[t.family == "FACTORIZER"].iloc[0], t[t.family == "BPE"].iloc[0]
+def _fig4_en(t: pd.DataFrame) -> tuple[str, int, int]:
+    "One English Figure 4 table in words (FACTORIZER at α_split = 0.1, else its first point, against the smallest BPE), and `_dominated`'s counts."
+    fz, bpe = t[t.family == "FACTORIZER"], t[t.family == "BPE"].sort_values("setting")
+    f, b = (fz[fz.setting == 0.1] if (fz.setting == 0.1).any() else fz).iloc[0], bpe.iloc[0]
     sd = lambda r: f" ± {fmt(r.LAS_sd)}" if r.seeds > 1 else ""
     dom, n = _dominated(t)
+    return (f"en_ewt dev LAS ({int(f.seeds)} seed(s)): FACTORIZER α_split = {f.setting:g} {fmt(f.LAS)}{sd(f)} at {fmt(f.subwords_per_word)} "
+            f"subwords/word, BPE-{int(b.setting):,} {fmt(b.LAS)}{sd(b)} at {fmt(b.subwords_per_word)}; BPE dominates {dom} of {n} FACTORIZER points"), dom, n
+
+def fz_fig4(o):
+    parts, counts = [], []
+    for prefer in (("plateau",), ("grid",)):                   # the plateau figure where it is committed, and the grid (else small) beside it
+        f = o.find("table_fig4_parser_en", prefer)
+        if f is None or (prefer == ("plateau",) and f.parent.name != "plateau"): continue
+        text, dom, n = _fig4_en(o.csv("table_fig4_parser_en", prefer))
+        parts.append(f"{o.profile(f)}: {text}" if prefer == ("plateau",) else text); counts.append((dom, n))
+    if not parts: return None
     langs = []
     for lang in ("gd", "tr", "zh"):
         u = o.csv(f"table_fig4_parser_{lang}", ("grid",))
         if u is not None: langs.append((lang, *_dominated(u)))
     others = "; other languages, points BPE dominates: " + ", ".join(f"{l} {d}/{k}" for l, d, k in langs) if langs else ""
-    value = (f"en_ewt dev LAS ({int(f.seeds)} seed(s)): FACTORIZER α_split = {f.setting:g} {fmt(f.LAS)}{sd(f)} at {fmt(f.subwords_per_word)} "
-             f"subwords/word, BPE-{int(b.setting):,} {fmt(b.LAS)}{sd(b)} at {fmt(b.subwords_per_word)}; BPE dominates {dom} of {n} FACTORIZER points{others}")
-    return Ours(value, "contradicted" if dom == n else "holds" if dom == 0 else "mixed",
-                "from-scratch BiLSTM parsers on 4,000 sentences, vocabularies of 4,000 (8,000 for zh)")
+    dom, n = sum(d for d, _ in counts), sum(k for _, k in counts)
+    return Ours("; ".join(parts) + others, "contradicted" if dom == n else "holds" if dom == 0 else "mixed",
+                "from-scratch BiLSTM parsers, not fine-tuned language models; zh: vocabularies of 8,000")
+
+def parser_scale(o) -> str:
+    "The parser's size, training sentences and epochs behind a row, from the manifests of the English Figure 4 outputs it read (each named by its profile where there are several)."
+    out = {}
+    for f in dict.fromkeys(o.used):
+        S = (o.manifest(f).get("settings") or {}) if f.name.startswith("table_fig4_parser_en") else {}
+        if "ud_epochs" not in S: continue
+        n = int(S.get("ud_train_sentences") or 0)
+        out[o.profile(f)] = f"{S['ud_lstm_layers']} × {S['ud_lstm_dim']} BiLSTM, {f'{n:,} sentences' if n else 'the whole train set'}, {S['ud_epochs']} epochs"
+    return "; ".join(f"{p}: {v}" if len(out) > 1 else v for p, v in out.items())
 
 def fz_fig5(o):
     c = o.csv("fig5_index_counts_en")
@@ -417,7 +437,7 @@ def sage_row(item: str, ours) -> Row:
 ROWS = (
     Row("FACTORIZER", "Figure 2", P + "16_fig2_graph.ipynb", fz_fig2),
     Row("FACTORIZER", "Figure 3", P + "13_fig3_splits.ipynb", fz_fig3, "en_ewt dev; 2 × 96 VQ-VAE (medium: 3 × 128), paper 6 × 256"),
-    Row("FACTORIZER", "Figure 4", P + "41_fig4_parser.ipynb", fz_fig4, "2 × 128 BiLSTM, 4,000 sentences, 6 epochs (grid) or 4 (small)"),
+    Row("FACTORIZER", "Figure 4", P + "41_fig4_parser.ipynb", fz_fig4, parser_scale),
     Row("FACTORIZER", "Figure 5", P + "14_fig5_index_counts.ipynb", fz_fig5, "en_ewt train"),
     Row("FACTORIZER", "Figure 6", P + "42_fig6_noise.ipynb", fz_fig6, "from-scratch parsers, en_ewt and gd_arcosg dev"),
     Row("FACTORIZER", "Figure 7", P + "lm/46_fig7_scarcity.ipynb", fz_fig7, "4 × 128 encoders, 500 steps on 3.3 M words (paper: 12 × 768)"),
