@@ -13,13 +13,14 @@ import pandas as pd
 from ..core.data import atomic_write, project_root
 
 # %% auto #0
-__all__ = ['PAPER_VALUES', 'INDEX', 'VERDICTS', 'SAGE', 'SAGE_EN', 'SAGE_TR', 'SAGE_OOD', 'BD_EN', 'BD_GUT', 'BD_JA', 'P',
-           'NO_GLUE', 'ROWS', 'COLUMNS', 'HEADLINE', 'Outputs', 'mean', 'fmt', 'pct', 'both', 'Ours', 'Row', 'not_run',
-           'settings_row', 'fz_fig2', 'fz_fig3', 'fz_fig4', 'parser_scale', 'fz_fig5', 'fz_fig6', 'fz_fig7', 'fz_fig8',
-           'fz_table1', 'fz_table2', 'fz_table3', 'fz_embedding', 'sage_scale', 'sage_fig1', 'sage_fig2', 'sage_fig5',
-           'sage_fig3', 'sage_fig4', 'sage_fig6', 'sage_table1', 'sage_table3', 'sage_efficiency', 'bd_fig1', 'bd_fig2',
-           'bd_fig3', 'bd_table1', 'bd_table2', 'bd_table3', 'bd_table5', 'sage_row', 'paper_values', 'build_index',
-           'render_markdown', 'compact_markdown', 'index_files', 'write_index', 'index_problems', 'main']
+__all__ = ['PAPER_VALUES', 'INDEX', 'VERDICTS', 'LM_PREFER', 'SAGE', 'SAGE_EN', 'SAGE_TR', 'SAGE_OOD', 'BD_EN', 'BD_GUT', 'BD_JA',
+           'P', 'NO_GLUE', 'ROWS', 'COLUMNS', 'HEADLINE', 'Outputs', 'mean', 'fmt', 'pct', 'both', 'Ours', 'Row',
+           'not_run', 'settings_row', 'fz_fig2', 'fz_fig3', 'fz_fig4', 'parser_scale', 'fz_fig5', 'fz_fig6', 'lm_scale',
+           'lm_learned', 'fz_fig7', 'fz_fig8', 'fz_table1', 'fz_table2', 'fz_table3', 'fz_embedding', 'sage_scale',
+           'sage_fig1', 'sage_fig2', 'sage_fig5', 'sage_fig3', 'sage_fig4', 'sage_fig6', 'sage_table1', 'sage_table3',
+           'sage_efficiency', 'bd_fig1', 'bd_fig2', 'bd_fig3', 'bd_table1', 'bd_table2', 'bd_table3', 'bd_table5',
+           'sage_row', 'paper_values', 'build_index', 'render_markdown', 'compact_markdown', 'index_files',
+           'write_index', 'index_problems', 'main']
 
 # %% ../../nbs/infra/95_results_index.ipynb #ec999ac3
 PAPER_VALUES = Path("data") / "paper_values.csv"
@@ -186,8 +187,25 @@ def fz_fig6(o):
     return Ours("; ".join(parts), "holds" if all(holds) else "contradicted" if not any(holds) else "mixed",
                 "from-scratch parsers, not a fine-tuned language model; the gaps are about one point")
 
+LM_PREFER = ("paper", "cpu")     # the language-model rows read a GPU run first, then the CPU profile sized so that models learn, else small
+
+def lm_scale(o, paper: str = "") -> str:
+    "The encoders and pretraining behind a row, from the manifests of the language-model outputs it read (and `paper`'s scale after them)."
+    out = {}
+    for f in dict.fromkeys(o.used):
+        S = (o.manifest(f).get("settings") or {}) if f.name.startswith(("table1_lm_ablation_en", "fig7_scarcity_en")) else {}
+        if "lm_steps" in S: out[o.profile(f)] = f"{S['lm_layers']} × {S['lm_hidden']} encoders, {int(S['lm_steps']):,} steps of {S['lm_batch_size']} × {S['lm_seq_len']} subwords"
+    return "; ".join([f"{p}: {v}" if len(out) > 1 else v for p, v in out.items()] + ([paper] if paper else []))
+
+def lm_learned(o, f: Path) -> str:
+    "Whether the models behind output `f` learned: BPE's held-out perplexity per word against its unigram model's, from the four-family table beside it."
+    t = pd.read_csv(g) if (g := f.with_name("table_lm_tokenizers_en.csv")).is_file() else None
+    if t is None or "over unigram" not in t or not (t.model == "BPE").any():
+        return "these models' perplexity was not set against a unigram model's (issue #27 found the small profile's near it)"
+    return f"BPE's held-out perplexity per word is {t.set_index('model').loc['BPE', 'over unigram']:.3g} of its unigram model's (issue #27's gate: 0.1)"
+
 def fz_fig7(o):
-    s = o.csv("fig7_scarcity_en", ("paper",))
+    s = o.csv("fig7_scarcity_en", LM_PREFER)
     if s is None: return None
     s = s[s.evaluation == "deterministic"]
     g = s.groupby(["family", "fraction"]).LAS.mean()
@@ -196,7 +214,7 @@ def fz_fig7(o):
     value = (f"LAS from the whole text to 1/{round(1 / lo)} ({s.seed.nunique()} fine-tuning seeds): " +
              ", ".join(f"{fam} {fmt(g[fam].loc[1.0])} → {fmt(g[fam].loc[lo])}" for fam in loss))
     return Ours(value, "holds" if max(abs(v) for v in loss.values()) < 1 else "contradicted",
-                "holding down to 1/64 is tested; fractions below 1/64 were not run; 500 pretraining steps only")
+                "holding down to 1/64 is tested; fractions below 1/64 were not run; " + lm_learned(o, o.used[-1]))
 
 def fz_fig8(o):
     c = o.csv("fig8_colors_en")
@@ -206,12 +224,13 @@ def fz_fig8(o):
     return Ours(f"{len(c)} subwords of a public-domain passage as pixels; {pct(share)} of its distinct subwords share two of three indices with another", "illustration")
 
 def fz_table1(o):
-    a = o.csv("table1_lm_ablation_en", ("paper",))
+    a = o.csv("table1_lm_ablation_en", LM_PREFER)
     if a is None: return None
     r = a.set_index("model")
     las = lambda m: mean(r.loc[m, "LAS"])
     lem = lambda m: mean(r.loc[m, "Lemmas"])
     best = "FACTORIZER + sampling + averaging"
+    f_lm = o.used[-1]
     value = (f"en_ewt dev LAS ({int(r.loc['BPE', 'seeds'])} seeds, {r.loc['BPE', 'parameters']} parameters): BPE {fmt(las('BPE'))}, FACTORIZER {fmt(las('FACTORIZER'))}, "
              f"{best} {fmt(las(best))}; lemmas {fmt(lem('BPE'))}, {fmt(lem('FACTORIZER'))}, {fmt(lem(best))}")
     p = o.csv("table1_parser_ablation_en", ("grid",))
@@ -219,7 +238,7 @@ def fz_table1(o):
         q = p.set_index("model")
         value += f"; from-scratch parser LAS: BPE {fmt(mean(q.loc['BPE', 'LAS']))}, FACTORIZER {fmt(mean(q.loc['FACTORIZER', 'LAS']))}, {best} {fmt(mean(q.loc[best, 'LAS']))}"
     return Ours(value, both(las("FACTORIZER") > las("BPE"), las(best) > las("FACTORIZER")),
-                "tiny masked LMs (500 steps) barely leave the unigram level; sampling costs LAS here")
+                lm_learned(o, f_lm))
 
 def fz_table2(o):
     t = o.csv("table_parser_languages", ("grid",))
@@ -238,7 +257,7 @@ def fz_table2(o):
                 "a substitute: fine-tuned LMs per language were not run (only UD text offline for most languages)")
 
 def fz_table3(o):
-    a = o.csv("table1_lm_ablation_en", ("paper",))
+    a = o.csv("table1_lm_ablation_en", LM_PREFER)
     if a is None: return None
     r = a.set_index("model")
     f, t = mean(r.loc["FACTORIZER", "LAS"]), mean(r.loc["FACTORIZER (12L)", "LAS"])
@@ -440,13 +459,13 @@ ROWS = (
     Row("FACTORIZER", "Figure 4", P + "41_fig4_parser.ipynb", fz_fig4, parser_scale),
     Row("FACTORIZER", "Figure 5", P + "14_fig5_index_counts.ipynb", fz_fig5, "en_ewt train"),
     Row("FACTORIZER", "Figure 6", P + "42_fig6_noise.ipynb", fz_fig6, "from-scratch parsers, en_ewt and gd_arcosg dev"),
-    Row("FACTORIZER", "Figure 7", P + "lm/46_fig7_scarcity.ipynb", fz_fig7, "4 × 128 encoders, 500 steps on 3.3 M words (paper: 12 × 768)"),
+    Row("FACTORIZER", "Figure 7", P + "lm/46_fig7_scarcity.ipynb", fz_fig7, lambda o: lm_scale(o, "paper: 12 × 768")),
     Row("FACTORIZER", "Figure 8", P + "15_fig8_colors.ipynb", fz_fig8, "the opening of Pride and Prejudice instead of the song"),
     Row("FACTORIZER", "Text (§4.1: the embedding's credit)", P + "heavy/19_factorial.ipynb", fz_embedding,
         "from-scratch parsers, 12,544 sentences, 20 epochs, 3 seeds, the medium VQ-VAE's vocabulary"),
-    Row("FACTORIZER", "Table 1", P + "lm/45_lm_tables.ipynb", fz_table1, "4 × 128 masked LMs, 500 steps, 2 seeds; paper 110 M parameters, 5 seeds"),
+    Row("FACTORIZER", "Table 1", P + "lm/45_lm_tables.ipynb", fz_table1, lambda o: lm_scale(o, "paper: 110 M parameters, 5 seeds")),
     Row("FACTORIZER", "Table 2", P + "summary/44_parser_languages.ipynb", fz_table2, "from-scratch parsers, 3 seeds (grid)"),
-    Row("FACTORIZER", "Table 3", P + "lm/45_lm_tables.ipynb", fz_table3, "as Table 1"),
+    Row("FACTORIZER", "Table 3", P + "lm/45_lm_tables.ipynb", fz_table3, lambda o: lm_scale(o, "paper: 110 M parameters, 5 seeds")),
     Row("FACTORIZER", "Table 4", "", not_run(NO_GLUE)),
     Row("FACTORIZER", "Table 5", "factorizer/11_training.ipynb", settings_row("[DEFAULT] vq_*")),
     Row("FACTORIZER", "Table 6", "downstream/44_lm.ipynb", settings_row("[DEFAULT] lm_*")),
