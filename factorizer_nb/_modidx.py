@@ -673,6 +673,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                          'factorizer_nb/downstream/experiments.py'),
                                                       'factorizer_nb.downstream.experiments.aso_eps_min': ( 'downstream/experiments.html#aso_eps_min',
                                                                                                             'factorizer_nb/downstream/experiments.py'),
+                                                      'factorizer_nb.downstream.experiments.frontier_gap': ( 'downstream/experiments.html#frontier_gap',
+                                                                                                             'factorizer_nb/downstream/experiments.py'),
                                                       'factorizer_nb.downstream.experiments.learning_curves': ( 'downstream/experiments.html#learning_curves',
                                                                                                                 'factorizer_nb/downstream/experiments.py'),
                                                       'factorizer_nb.downstream.experiments.noisy_forms': ( 'downstream/experiments.html#noisy_forms',

@@ -24,7 +24,7 @@ from .parser_training import LOG, ParserTraining, train_parser, train_parser_thr
 
 # %% auto #0
 __all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'train_parsers', 'run_grid', 'learning_curves',
-           'summarise', 'aso_eps_min', 'ParserExperiment']
+           'summarise', 'frontier_gap', 'aso_eps_min', 'ParserExperiment']
 
 # %% ../../nbs/downstream/43_experiments.ipynb #accc9af2
 def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0) -> list[list[str]]:
@@ -69,6 +69,16 @@ def summarise(runs: pd.DataFrame, metrics: Sequence[str] = UD_METRICS) -> pd.Dat
     out = g.agg(subwords_per_word=("subwords_per_word", "first"), seeds=("seed", "count"))
     for m in metrics: out[m], out[f"{m}_sd"] = g[m].mean(), g[m].std(ddof=1)
     return out.reset_index()
+
+# %% ../../nbs/downstream/43_experiments.ipynb #f7a1c0d2
+def frontier_gap(summary: pd.DataFrame, metric: str = "LAS", reference: str = "BPE") -> pd.Series:
+    "Each point's `metric` minus the `reference` family's, interpolated linearly at its subwords per word (NaN for the reference's points and outside its range)."
+    ref = summary[summary.family == reference].sort_values("subwords_per_word")
+    if len(ref) < 2: return pd.Series(np.nan, index=summary.index, name=f"{metric}_vs_{reference}")
+    x, y = ref.subwords_per_word.to_numpy(float), ref[metric].to_numpy(float)
+    inside = (summary.family != reference) & summary.subwords_per_word.between(x[0], x[-1])
+    return (summary[metric] - np.interp(summary.subwords_per_word, x, y)).where(inside).rename(f"{metric}_vs_{reference}")
+
 
 # %% ../../nbs/downstream/43_experiments.ipynb #a50e0002
 ASO_TAU = 0.2           # the FACTORIZER paper's threshold: eps_min < tau is almost stochastic dominance (Table 2's caption)
