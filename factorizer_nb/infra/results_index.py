@@ -153,15 +153,21 @@ def fz_fig4(o):
     return Ours("; ".join(parts) + others, "contradicted" if dom == n else "holds" if dom == 0 else "mixed",
                 "from-scratch BiLSTM parsers, not fine-tuned language models; zh: vocabularies of 8,000")
 
-def parser_scale(o) -> str:
-    "The parser's size, training sentences and epochs behind a row, from the manifests of the English Figure 4 outputs it read (each named by its profile where there are several)."
+def _scales(o, names: tuple[str, ...], key: str, describe: Callable[[dict], str]) -> list[str]:
+    "`describe(settings)` of each output read whose name starts with one of `names` and whose manifest has `key`, one per profile (named where there are several)."
     out = {}
     for f in dict.fromkeys(o.used):
-        S = (o.manifest(f).get("settings") or {}) if f.name.startswith("table_fig4_parser_en") else {}
-        if "ud_epochs" not in S: continue
-        n = int(S.get("ud_train_sentences") or 0)
-        out[o.profile(f)] = f"{S['ud_lstm_layers']} × {S['ud_lstm_dim']} BiLSTM, {f'{n:,} sentences' if n else 'the whole train set'}, {S['ud_epochs']} epochs"
-    return "; ".join(f"{p}: {v}" if len(out) > 1 else v for p, v in out.items())
+        S = (o.manifest(f).get("settings") or {}) if f.name.startswith(names) else {}
+        if key in S: out[o.profile(f)] = describe(S)
+    return [f"{p}: {v}" if len(out) > 1 else v for p, v in out.items()]
+
+def _parser_desc(S: dict) -> str:
+    n = int(S.get("ud_train_sentences") or 0)
+    return f"{S['ud_lstm_layers']} × {S['ud_lstm_dim']} BiLSTM, {f'{n:,} sentences' if n else 'the whole train set'}, {S['ud_epochs']} epochs"
+
+def parser_scale(o) -> str:
+    "The parser's size, training sentences and epochs behind a row, from the manifests of the English Figure 4 outputs it read."
+    return "; ".join(_scales(o, ("table_fig4_parser_en",), "ud_epochs", _parser_desc))
 
 def fz_fig5(o):
     c = o.csv("fig5_index_counts_en")
@@ -191,11 +197,8 @@ LM_PREFER = ("paper", "cpu")     # the language-model rows read a GPU run first,
 
 def lm_scale(o, paper: str = "") -> str:
     "The encoders and pretraining behind a row, from the manifests of the language-model outputs it read (and `paper`'s scale after them)."
-    out = {}
-    for f in dict.fromkeys(o.used):
-        S = (o.manifest(f).get("settings") or {}) if f.name.startswith(("table1_lm_ablation_en", "fig7_scarcity_en")) else {}
-        if "lm_steps" in S: out[o.profile(f)] = f"{S['lm_layers']} × {S['lm_hidden']} encoders, {int(S['lm_steps']):,} steps of {S['lm_batch_size']} × {S['lm_seq_len']} subwords"
-    return "; ".join([f"{p}: {v}" if len(out) > 1 else v for p, v in out.items()] + ([paper] if paper else []))
+    desc = lambda S: f"{S['lm_layers']} × {S['lm_hidden']} encoders, {int(S['lm_steps']):,} steps of {S['lm_batch_size']} × {S['lm_seq_len']} subwords"
+    return "; ".join(_scales(o, ("table1_lm_ablation_en", "fig7_scarcity_en"), "lm_steps", desc) + ([paper] if paper else []))
 
 def lm_learned(o, f: Path) -> str:
     "Whether the models behind output `f` learned: BPE's held-out perplexity per word against its unigram model's, from the four-family table beside it."
