@@ -142,13 +142,14 @@ def fz_fig4(o):
         f = o.find("table_fig4_parser_en", prefer)
         if f is None or (prefer == ("plateau",) and f.parent.name != "plateau"): continue
         text, dom, n = _fig4_en(o.csv("table_fig4_parser_en", prefer))
-        parts.append(f"{o.profile(f)}: {text}" if prefer == ("plateau",) else text); counts.append((dom, n))
+        parts.append((o.profile(f), text)); counts.append((dom, n))
     if not parts: return None
+    parts = [f"{p}: {t}" if len(parts) > 1 else t for p, t in parts]   # name each setting where there are two
     langs = []
     for lang in ("gd", "tr", "zh"):
         u = o.csv(f"table_fig4_parser_{lang}", ("grid",))
         if u is not None: langs.append((lang, *_dominated(u)))
-    others = "; other languages, points BPE dominates: " + ", ".join(f"{l} {d}/{k}" for l, d, k in langs) if langs else ""
+    others = "; other languages (grid), points BPE dominates: " + ", ".join(f"{l} {d}/{k}" for l, d, k in langs) if langs else ""
     dom, n = sum(d for d, _ in counts), sum(k for _, k in counts)
     return Ours("; ".join(parts) + others, "contradicted" if dom == n else "holds" if dom == 0 else "mixed",
                 "from-scratch BiLSTM parsers, not fine-tuned language models; zh: vocabularies of 8,000")
