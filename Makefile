@@ -78,11 +78,16 @@ endif
 # comes from notebooks 11-12 of the same profile. Also `make reproduce EXPERIMENTS=lm`. On every profile but small, each result (pretraining,
 # perplexity, fine-tuning, evaluation) is recorded in data/ledger/en-<profile>/lm/ (commit it: a later session reads it back without runs/).
 # The gates notebook (44) runs last, as make lm-gates does (GATES_ARGS), so that its committed outputs stay the gates' own.
+# Figure 6 (47) runs first: its evaluations need BPE's and FACTORIZER's fine-tuned weights, which runs/ may not keep from one session to the
+# next, so it uses them while they are new; 45 then finishes each model (pretraining, perplexity, fine-tuning) before it pretrains the next.
 PROCESSES ?= 1
 lm_ledger = $(if $(filter small tiny,$(1)),0,1)
+LM_NOTEBOOKS := $(addprefix nbs/paper/lm/,47_fig6_lm_noise.ipynb 45_lm_tables.ipynb 46_fig7_scarcity.ipynb)
+LM_UNLISTED := $(filter-out $(LM_NOTEBOOKS) nbs/paper/lm/44_lm_gates.ipynb,$(wildcard nbs/paper/lm/*.ipynb))
 lm: setup
+	@test -z "$(LM_UNLISTED)" || { echo "make lm: add $(LM_UNLISTED) to LM_NOTEBOOKS in the Makefile" >&2; exit 1; }
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) -p ledger=$(call lm_ledger,$(PROFILE)) \
-	  --notebooks nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb $(filter-out %/44_lm_gates.ipynb,$(sort $(wildcard nbs/paper/lm/*.ipynb)))
+	  --notebooks nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb $(LM_NOTEBOOKS)
 	$(MAKE) lm-gates LM_PROFILE=$(PROFILE)
 
 LM_PROFILE ?= cpu
