@@ -30,7 +30,7 @@
 #   make sage-paper           SaGe at Table 6's sizes (20,000 -> 16,000) on the English Wikipedia text offline (nbs/paper/21_sage, profile
 #                             sage_paper), resumable, into runs/en-sage_paper/ and figures/sage_paper/
 #   make gpu-check            time the paper profile on a GPU (nbs/infra/96_gpu_check: VQ-VAE steps, LM steps, vocabulary inference over
-#                             all 256^3 triplets), into figures/gpu/; timed on one H200 over the first 4.2 M triplets only (docs/timings.md)
+#                             all 256^3 triplets), into figures/gpu/; about 6 minutes on one H100, set-up included (docs/timings.md)
 #   make medium               the FACTORIZER notebooks (11-16) for English on the medium profile (about 75 minutes on 2 cores,
 #                             resumable), into runs/en-medium/ and figures/medium/
 SHELL := /bin/bash
