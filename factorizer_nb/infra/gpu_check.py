@@ -133,10 +133,12 @@ def record(m: dict | str | Path, out_dir: str | Path | None = None, name: str | 
     df = pd.DataFrame(m["rows"]).assign(device=env["device"])
     skipped = {PARTS[1]} if not P.get("padded_steps") else set()                     # left out on purpose (or measured before it existed)
     absent = [p for p in PARTS if p not in set(df.part) | skipped]
+    paper = m["profile"] == "paper"                                                  # the paper's tables name its shapes; other profiles are ours
+    vq_shapes, lm_model = ("Table 5's shapes", "Table 6's") if paper else ("the profile's shapes", "the profile's")
     caption = (f"GPU check on {env['device']} (torch {env['torch']}" + (f", CUDA {env['cuda']}" if env.get("cuda") else "") +
-               f"), profile {m['profile']!r}: {P['vq_steps']} VQ-VAE steps at Table 5's shapes" +
+               f"), profile {m['profile']!r}: {P['vq_steps']} VQ-VAE steps at {vq_shapes}" +
                (f" (and {P['padded_steps']} more from a fresh start with each batch run as one padded chunk instead of length-sorted ones: the same loss, "
-                f"fewer and larger kernels)" if P.get("padded_steps") else "") + f", {P['lm_steps']} steps of Table 6's FACTORIZER "
+                f"fewer and larger kernels)" if P.get("padded_steps") else "") + f", {P['lm_steps']} steps of {lm_model} FACTORIZER "
                f"model on one micro-batch of {P['micro_batch']} sequences, and greedy decoding of {P['triplets']:,} triplets. Times are medians "
                f"after one untimed step; peak memory is the GPU allocator's (the process's resident set on a CPU). The LM step uses random "
                f"triplets as text and a stand-in vocabulary: the speed of the shapes, not a trained model." +
