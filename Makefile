@@ -20,9 +20,12 @@
 #                             medium VQ-VAE on the whole word list, its lowest split ratio): 4 alpha_split values, BPE, Unigram LM and
 #                             SaGe at 4,096 and 32,768, 3 seeds, 2 workers, resumable, recorded in data/ledger/en-plateau/
 #                             (19_factorial's BPE cells are read back, not retrained)
-#   make factorial-large      the plateau check with the ladder's large VQ-VAE on the whole word list (issue #28): FACTORIZER's two
-#                             cells of 19_factorial (its splits with the factorized embedding and with one row per subword, 3 seeds
-#                             each, about 3 hours on 2 cores), profile plateau_large, recorded in data/ledger/en-plateau_large/
+#   make factorial-large      19_factorial with the ladder's large VQ-VAE on the whole word list, the best point by the tokenizer
+#                             measures (issue #28 §2; profile plateau_large, recorded in data/ledger/en-plateau_large/): FACTORIZER's
+#                             two cells and the BPE triplet cells are trained (12 parsers, about 6 hours on 2 cores: one row per
+#                             FACTORIZER subword is 45 M embedding parameters), BPE's plain cells are read back from en-plateau
+#   make fig4-plateau-large   Figure 4 at the plateau with that VQ-VAE (issue #28 §3): FACTORIZER's 4 alpha_split points (alpha_split
+#                             = 0.1 is factorial-large's cell), BPE, Unigram LM and SaGe read back from en-plateau; about 2 hours
 #   make ladder               FACTORIZER against VQ-VAE compute (issue #28 §1; nbs/paper/heavy/20_vq_ladder, profile grid): VQ-VAE profiles tiny
 #                             to large on the top-50,000 and the whole word list, their measures and parsers, resumable; each finished
 #                             point and parser is recorded in data/ledger/en-grid/ (commit it: the figure is rebuilt without runs/)
@@ -51,7 +54,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates factorial factorial-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -111,7 +114,12 @@ compute-study: factorial ladder fig4-plateau
 
 factorial-large: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau_large --notebooks nbs/paper/heavy/19_factorial.ipynb \
-		-p vq_profile=large -p vq_words=0 -p bpe_sizes=
+		-p vq_profile=large -p vq_words=0
+	$(MAKE) results-index
+
+fig4-plateau-large: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau_large --notebooks nbs/paper/41_fig4_parser.ipynb \
+		-p vq_profile=large -p vq_words=0 -p workers=2 -p ledger=1
 	$(MAKE) results-index
 
 fig4-plateau: setup

@@ -43,12 +43,12 @@ def train_parsers(kws: Sequence[dict], workers: int = 1) -> list[dict[str, float
 
 def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: str | Path, seeds: Sequence[int], *,
              config: ParserConfig, training: ParserTraining, device: str = "cpu", progress: bool = True, eval_every: int = 1,
-             workers: int = 1, ledger: str | Path | None = None) -> pd.DataFrame:
-    "Train a parser for every point and seed (resuming each), `workers` at a time in their own processes; one row per run with the dev scores. With `ledger`, each finished run is recorded in (and read back from) `ledger/<point>/seed<k>.json`."
+             workers: int = 1, ledger: str | Path | None = None, shared_ledgers: Sequence[str | Path] = ()) -> pd.DataFrame:
+    "Train a parser for every point and seed (resuming each), `workers` at a time in their own processes; one row per run with the dev scores. With `ledger`, each finished run is recorded in (and read back from) `ledger/<point>/seed<k>.json`, and read back from the `shared_ledgers` too."
     jobs = [(p, seed) for p in points for seed in seeds]
     kws = [dict(tokenizer=p.tokenizer, train=train, dev=dev, out_dir=Path(out_root) / p.key / f"seed{seed}", config=config,
                 training=replace(training, seed=seed), device=device, progress=progress and workers == 1, eval_every=eval_every,
-                ledger=Path(ledger) / p.key / f"seed{seed}.json" if ledger else None) for p, seed in jobs]
+                ledger=Path(ledger) / p.key / f"seed{seed}.json" if ledger else None, shared_ledgers=tuple(shared_ledgers)) for p, seed in jobs]
     scores = train_parsers(kws, workers)
     spw = {p.key: subwords_per_word(p.tokenizer, dev) for p in points}
     return pd.DataFrame([dict(family=p.family, setting=p.setting, tokenizer=p.tokenizer.name, seed=seed, subwords_per_word=spw[p.key],
@@ -105,6 +105,7 @@ class ParserExperiment:
     training: ParserTraining
     device: str
     ledger_dir: Path | None = None      # data/ledger/<lang>-<profile>, committed records of finished parsers (<work_dir>/ledger for a scratch run)
+    shared_ledgers: tuple = ()          # the ledgers of the profiles in `ud_ledger_shared`, whose records of the same runs are read back too
 
     @classmethod
     def setup(cls, lang: str, profile: str, work_dir=None, device: str | None = None) -> "ParserExperiment":
@@ -116,7 +117,8 @@ class ParserExperiment:
         return cls(S, Path(work_dir) if work_dir else run_dir(lang, profile=profile), full, full[:int(S["ud_train_sentences"]) or None],
                    read_treebank(S["parser_dev"])[:int(S["ud_dev_sentences"]) or None], [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))],
                    ParserConfig.from_settings(S), ParserTraining.from_settings(S), device or ("cuda" if torch.cuda.is_available() else "cpu"),
-                   Path(work_dir) / "ledger" if work_dir else project_root() / "data" / "ledger" / f"{lang}-{profile}")
+                   Path(work_dir) / "ledger" if work_dir else project_root() / "data" / "ledger" / f"{lang}-{profile}",
+                   tuple(project_root() / "data" / "ledger" / f"{lang}-{p}" for p in str(S.get("ud_ledger_shared") or "").split()))
 
     @property
     def grid_root(self) -> Path: return self.work / "ud" / "fig4"         # shared by Figures 4 and 6 and the ablation
@@ -137,4 +139,4 @@ class ParserExperiment:
         "`run_grid` over `points` and the seeds, in the shared directory, with this experiment's splits and settings (`workers` parsers at a time; `ledger`: record finished runs in `ledger_dir`)."
         return run_grid(points, self.train, self.dev, self.grid_root, self.seeds, config=self.config, training=self.training,
                         device=self.device, progress=progress, eval_every=self.S["ud_eval_every"], workers=workers,
-                        ledger=self.ledger_dir if ledger else None)
+                        ledger=self.ledger_dir if ledger else None, shared_ledgers=self.shared_ledgers if ledger else ())

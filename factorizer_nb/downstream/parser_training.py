@@ -167,12 +167,12 @@ def read_ledger(path: str | Path, fingerprint: dict) -> dict | None:
     warnings.warn(f"{path} records another run (it differs in {', '.join(_differing_keys(rec['fingerprint'], ours))}); training this one, whose record will replace it")
     return None
 
-def find_in_ledger(path: str | Path, fingerprint: dict) -> dict | None:
-    "`read_ledger(path, ...)`, else the same run filed under another point of the ledger (`<ledger>/*/<path's name>`), copied to `path`; None if neither."
+def find_in_ledger(path: str | Path, fingerprint: dict, shared: Sequence[str | Path] = ()) -> dict | None:
+    "`read_ledger(path, ...)`, else the same run filed under another point of the ledger (`<ledger>/*/<path's name>`) or of a `shared` ledger, copied to `path`; None if none."
     path = Path(path)
     if (rec := read_ledger(path, fingerprint)) is not None: return rec
     ours = _jsonable(fingerprint)
-    for other in sorted(path.parent.parent.glob(f"*/{path.name}")):
+    for other in [*sorted(path.parent.parent.glob(f"*/{path.name}")), *(o for d in shared for o in sorted(Path(d).glob(f"*/{path.name}")))]:
         if other != path and (rec := _ledger_record(other))["fingerprint"] == ours:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, lambda t: t.write_text(other.read_text(encoding="utf-8"), encoding="utf-8"))
@@ -191,21 +191,22 @@ def run_fingerprint(tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, 
     return parser_fingerprint(tokenizer, train, dev, config, training) | ({"model_build": build_id} if build_id else {})
 
 def ledger_hit(tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, *, config: ParserConfig = ParserConfig(), training: ParserTraining = ParserTraining(),
-               build_id: str | None = None, ledger: str | Path | None = None, **_) -> dict | None:
+               build_id: str | None = None, ledger: str | Path | None = None, shared_ledgers: Sequence[str | Path] = (), **_) -> dict | None:
     "The record that `train_parser` with these arguments reads back instead of training (`find_in_ledger`); None if it would train."
-    return find_in_ledger(ledger, run_fingerprint(tokenizer, train, dev, config, training, build_id)) if ledger else None
+    return find_in_ledger(ledger, run_fingerprint(tokenizer, train, dev, config, training, build_id), shared_ledgers) if ledger else None
 
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #7887dd46
 def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: Sequence[conllu.TokenList], out_dir: str | Path, *,
                  config: ParserConfig = ParserConfig(), training: ParserTraining = ParserTraining(), device: str | torch.device = "cpu",
                  progress: bool = True, on_epoch_end: Callable[[int, dict], None] | None = None, eval_every: int = 1,
-                 build: Callable[..., Parser] = Parser, build_id: str | None = None, ledger: str | Path | None = None) -> dict[str, float]:
-    "Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the last epoch (dev is scored every `eval_every` epochs and after the last). `build(tokenizer, sizes, config)` makes the model (a pretrained encoder: `build_id` names it in the fingerprint). With `ledger`, a finished run is recorded in that JSON file, and a run the ledger already records, in that file or under another point, is not trained again (`find_in_ledger`)."
+                 build: Callable[..., Parser] = Parser, build_id: str | None = None, ledger: str | Path | None = None,
+                 shared_ledgers: Sequence[str | Path] = ()) -> dict[str, float]:
+    "Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the last epoch (dev is scored every `eval_every` epochs and after the last). `build(tokenizer, sizes, config)` makes the model (a pretrained encoder: `build_id` names it in the fingerprint). With `ledger`, a finished run is recorded in that JSON file, and a run the ledger already records, in that file, under another point or in one of the `shared_ledgers`, is not trained again (`find_in_ledger`)."
     out, device, t = Path(out_dir), torch.device(device), training
     out.mkdir(parents=True, exist_ok=True)
     fp = run_fingerprint(tokenizer, train, dev, config, t, build_id)
-    if ledger and (rec := find_in_ledger(ledger, fp)) is not None:           # finished before, perhaps in a runs/ since lost
+    if ledger and (rec := find_in_ledger(ledger, fp, shared_ledgers)) is not None:           # finished before, perhaps in a runs/ since lost
         _write_log(out / LOG, rec["log"]); return rec["scores"]
     labels = LabelSet.from_sentences(train)
     data = ParserData.build(train, labels)
