@@ -106,6 +106,7 @@ class ParserExperiment:
     device: str
     ledger_dir: Path | None = None      # data/ledger/<lang>-<profile>, committed records of finished parsers (<work_dir>/ledger for a scratch run)
     shared_ledgers: tuple = ()          # the ledgers of the profiles in `ud_ledger_shared`, whose records of the same runs are read back too
+    read_shared: bool = False           # whether `grid` has read from `shared_ledgers` (the caption says so)
 
     @classmethod
     def setup(cls, lang: str, profile: str, work_dir=None, device: str | None = None) -> "ParserExperiment":
@@ -133,10 +134,13 @@ class ParserExperiment:
     def note(self) -> str:
         "The language's data notes (substitute splits), and a dev subset if one is used, for captions."
         subset = f" Scored on the first {len(self.dev):,} dev sentences only (ud_dev_sentences)." if int(self.S["ud_dev_sentences"]) else ""
-        return subset + "".join(f" Data note: {self.S[k]}." for k in ("parser_note", "data_note") if self.S.get(k))
+        shared = (f" A run that the ledger of profile {', '.join(repr(p.name.split('-', 1)[1]) for p in self.shared_ledgers)} records under the same "
+                  f"fingerprint (tokenizer, data, settings and seed) is read back from it, not retrained." if self.read_shared else "")
+        return subset + shared + "".join(f" Data note: {self.S[k]}." for k in ("parser_note", "data_note") if self.S.get(k))
 
     def grid(self, points: Sequence[Point], progress: bool = True, workers: int = 1, ledger: bool = False) -> pd.DataFrame:
         "`run_grid` over `points` and the seeds, in the shared directory, with this experiment's splits and settings (`workers` parsers at a time; `ledger`: record finished runs in `ledger_dir`)."
+        self.read_shared |= bool(ledger and self.shared_ledgers)
         return run_grid(points, self.train, self.dev, self.grid_root, self.seeds, config=self.config, training=self.training,
                         device=self.device, progress=progress, eval_every=self.S["ud_eval_every"], workers=workers,
                         ledger=self.ledger_dir if ledger else None, shared_ledgers=self.shared_ledgers if ledger else ())
