@@ -114,12 +114,12 @@ class ParserExperiment:
         S = load_settings(lang, profile)
         if S["parser_train"] in ("", "-") or S["parser_dev"] in ("", "-"):
             raise ValueError(f"{lang} has no training and dev treebank (parser_train/parser_dev in settings.ini)")
-        full = read_treebank(S["parser_train"])
+        full, ledgers = read_treebank(S["parser_train"]), project_root() / "data" / "ledger"
         return cls(S, Path(work_dir) if work_dir else run_dir(lang, profile=profile), full, full[:int(S["ud_train_sentences"]) or None],
                    read_treebank(S["parser_dev"])[:int(S["ud_dev_sentences"]) or None], [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))],
                    ParserConfig.from_settings(S), ParserTraining.from_settings(S), device or ("cuda" if torch.cuda.is_available() else "cpu"),
-                   Path(work_dir) / "ledger" if work_dir else project_root() / "data" / "ledger" / f"{lang}-{profile}",
-                   tuple(project_root() / "data" / "ledger" / f"{lang}-{p}" for p in str(S.get("ud_ledger_shared") or "").split()))
+                   Path(work_dir) / "ledger" if work_dir else ledgers / f"{lang}-{profile}",
+                   tuple(ledgers / f"{lang}-{p}" for p in str(S.get("ud_ledger_shared") or "").split()))
 
     @property
     def grid_root(self) -> Path: return self.work / "ud" / "fig4"         # shared by Figures 4 and 6 and the ablation
