@@ -1349,6 +1349,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                       'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index.compact_markdown': ( 'infra/results_index.html#compact_markdown',
                                                                                                            'factorizer_nb/infra/results_index.py'),
+                                                   'factorizer_nb.infra.results_index.factorial_scale': ( 'infra/results_index.html#factorial_scale',
+                                                                                                          'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index.fmt': ( 'infra/results_index.html#fmt',
                                                                                               'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index.fz_embedding': ( 'infra/results_index.html#fz_embedding',

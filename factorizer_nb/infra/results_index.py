@@ -4,7 +4,7 @@
 
 # %% ../../nbs/infra/95_results_index.ipynb #f9c7c2b0
 from __future__ import annotations
-import argparse, json, sys
+import argparse, json, re, sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -13,14 +13,14 @@ import pandas as pd
 from ..core.data import atomic_write, project_root
 
 # %% auto #0
-__all__ = ['PAPER_VALUES', 'INDEX', 'VERDICTS', 'LM_PREFER', 'SAGE', 'SAGE_EN', 'SAGE_TR', 'SAGE_OOD', 'BD_EN', 'BD_GUT', 'BD_JA',
-           'P', 'NO_GLUE', 'ROWS', 'COLUMNS', 'HEADLINE', 'Outputs', 'mean', 'fmt', 'pct', 'both', 'Ours', 'Row',
-           'not_run', 'settings_row', 'fz_fig2', 'fz_fig3', 'fz_fig4', 'parser_scale', 'fz_fig5', 'fz_fig6', 'lm_scale',
-           'lm_learned', 'fz_fig7', 'fz_fig8', 'fz_table1', 'fz_table2', 'fz_table3', 'fz_embedding', 'sage_scale',
-           'sage_fig1', 'sage_fig2', 'sage_fig5', 'sage_fig3', 'sage_fig4', 'sage_fig6', 'sage_table1', 'sage_table3',
-           'sage_efficiency', 'bd_fig1', 'bd_fig2', 'bd_fig3', 'bd_table1', 'bd_table2', 'bd_table3', 'bd_table5',
-           'sage_row', 'paper_values', 'build_index', 'render_markdown', 'compact_markdown', 'index_files',
-           'write_index', 'index_problems', 'main']
+__all__ = ['PAPER_VALUES', 'INDEX', 'VERDICTS', 'PLATEAU', 'LM_PREFER', 'SAGE', 'SAGE_EN', 'SAGE_TR', 'SAGE_OOD', 'BD_EN',
+           'BD_GUT', 'BD_JA', 'P', 'NO_GLUE', 'ROWS', 'COLUMNS', 'HEADLINE', 'Outputs', 'mean', 'fmt', 'pct', 'both',
+           'Ours', 'Row', 'not_run', 'settings_row', 'fz_fig2', 'fz_fig3', 'fz_fig4', 'parser_scale', 'fz_fig5',
+           'fz_fig6', 'lm_scale', 'lm_learned', 'fz_fig7', 'fz_fig8', 'fz_table1', 'fz_table2', 'fz_table3',
+           'fz_embedding', 'factorial_scale', 'sage_scale', 'sage_fig1', 'sage_fig2', 'sage_fig5', 'sage_fig3',
+           'sage_fig4', 'sage_fig6', 'sage_table1', 'sage_table3', 'sage_efficiency', 'bd_fig1', 'bd_fig2', 'bd_fig3',
+           'bd_table1', 'bd_table2', 'bd_table3', 'bd_table5', 'sage_row', 'paper_values', 'build_index',
+           'render_markdown', 'compact_markdown', 'index_files', 'write_index', 'index_problems', 'main']
 
 # %% ../../nbs/infra/95_results_index.ipynb #ec999ac3
 PAPER_VALUES = Path("data") / "paper_values.csv"
@@ -136,11 +136,13 @@ def _fig4_en(t: pd.DataFrame) -> tuple[str, int, int]:
     return (f"en_ewt dev LAS ({int(f.seeds)} seed(s)): FACTORIZER α_split = {f.setting:g} {fmt(f.LAS)}{sd(f)} at {fmt(f.subwords_per_word)} "
             f"subwords/word, BPE-{int(b.setting):,} {fmt(b.LAS)}{sd(b)} at {fmt(b.subwords_per_word)}; BPE dominates {dom} of {n} FACTORIZER points"), dom, n
 
+PLATEAU = ("plateau_large", "plateau")   # the plateau setting's folders, the compute ladder's best vocabulary first (issue #28)
+
 def fz_fig4(o):
     parts, counts = [], []
-    for prefer in (("plateau",), ("grid",)):                   # the plateau figure where it is committed, and the grid (else small) beside it
+    for prefer in (PLATEAU, ("grid",)):                         # the plateau figure where it is committed, and the grid (else small) beside it
         f = o.find("table_fig4_parser_en", prefer)
-        if f is None or (prefer == ("plateau",) and f.parent.name != "plateau"): continue
+        if f is None or (prefer == PLATEAU and f.parent.name not in PLATEAU): continue
         text, dom, n = _fig4_en(o.csv("table_fig4_parser_en", prefer))
         parts.append((o.profile(f), text)); counts.append((dom, n))
     if not parts: return None
@@ -271,7 +273,7 @@ def fz_table3(o):
 
 # %% ../../nbs/infra/95_results_index.ipynb #b3d94e61
 def fz_embedding(o):
-    a = o.csv("table_factorial_aso_en", ("plateau",))
+    a = o.csv("table_factorial_aso_en", PLATEAU)
     if a is None: return None
     e = a[a.ingredient == "embedding"]                                  # first: factorized, second: one row per subword, same splits
     d = lambda m: ", ".join(f"{r.first.split(' | ')[0]} {r[f'{m}: first - second']:+.2f} (ε_min {r[f'ASO eps_min ({m})']:.2f})" for _, r in e.iterrows())
@@ -280,6 +282,17 @@ def fz_embedding(o):
                 "holds" if (gain > 0).all() else "contradicted" if (gain < 0).all() else "mixed",
                 "ε_min of the factorized embedding over one row per subword (below 0.2: almost stochastic dominance); from-scratch parsers with "
                 "64-dimensional subword embeddings")
+
+def factorial_scale(o) -> str:
+    "The factorial behind a row: its parsers from the manifest of the table it read, and the VQ-VAE its caption names."
+    f = next((f for f in reversed(o.used) if f.name.startswith("table_factorial")), None)
+    if f is None: return ""                                             # the row's profile column names the folder
+    m = o.manifest(f); S = m.get("settings") or {}
+    vq = re.search(r"VQ-VAE \('(\w+)' profile(?: on ([\d,]+) entries)?", m.get("caption") or "")
+    words = (vq and vq.group(2)) or (f"the top {int(S['vq_top_words']):,}" if S.get("vq_top_words") else "")
+    vocab = f", the {vq.group(1)} VQ-VAE's vocabulary" + (f" ({words} words)" if words else "") if vq else ""
+    n = max((len(v) for v in (m.get("seeds") or {}).values() if isinstance(v, list)), default=0)   # the manifest's {name: [seeds]}
+    return f"from-scratch parsers, {_parser_desc(S)}" + (f", {n} seeds" if n else "") + vocab if S else ""
 
 
 # %% ../../nbs/infra/95_results_index.ipynb #6b69f3d4
@@ -465,8 +478,7 @@ ROWS = (
     Row("FACTORIZER", "Figure 6", P + "42_fig6_noise.ipynb", fz_fig6, "from-scratch parsers, en_ewt and gd_arcosg dev"),
     Row("FACTORIZER", "Figure 7", P + "lm/46_fig7_scarcity.ipynb", fz_fig7, lambda o: lm_scale(o, "paper: 12 × 768")),
     Row("FACTORIZER", "Figure 8", P + "15_fig8_colors.ipynb", fz_fig8, "the opening of Pride and Prejudice instead of the song"),
-    Row("FACTORIZER", "Text (§4.1: the embedding's credit)", P + "heavy/19_factorial.ipynb", fz_embedding,
-        "from-scratch parsers, 12,544 sentences, 20 epochs, 3 seeds, the medium VQ-VAE's vocabulary"),
+    Row("FACTORIZER", "Text (§4.1: the embedding's credit)", P + "heavy/19_factorial.ipynb", fz_embedding, factorial_scale),
     Row("FACTORIZER", "Table 1", P + "lm/45_lm_tables.ipynb", fz_table1, lambda o: lm_scale(o, "paper: 110 M parameters, 5 seeds")),
     Row("FACTORIZER", "Table 2", P + "summary/44_parser_languages.ipynb", fz_table2, "from-scratch parsers, 3 seeds (grid)"),
     Row("FACTORIZER", "Table 3", P + "lm/45_lm_tables.ipynb", fz_table3, lambda o: lm_scale(o, "paper: 110 M parameters, 5 seeds")),
