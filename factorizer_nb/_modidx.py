@@ -889,6 +889,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                     'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.main': ( 'downstream/lm_experiments.html#main',
                                                                                                            'factorizer_nb/downstream/lm_experiments.py'),
+                                                         'factorizer_nb.downstream.lm_experiments.pack_pretrained': ( 'downstream/lm_experiments.html#pack_pretrained',
+                                                                                                                      'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.recorded': ( 'downstream/lm_experiments.html#recorded',
                                                                                                                'factorizer_nb/downstream/lm_experiments.py')},
             'factorizer_nb.downstream.parser': { 'factorizer_nb.downstream.parser.EncodedSentence': ( 'downstream/parser.html#encodedsentence',

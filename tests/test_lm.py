@@ -1,5 +1,5 @@
 "Masked language models (downstream.lm): DDP against accumulation, odd input over every tokenizer kind, span-mask properties, the tiny LM notebooks end to end."
-import csv, json, math, os, shutil, socket
+import csv, json, math, os, shutil, socket, tarfile
 from dataclasses import replace
 from pathlib import Path
 import numpy as np
@@ -261,7 +261,7 @@ def test_pretraining_command_and_the_reuse_of_finished_models(tokenizers, tmp_pa
     from factorizer_nb.downstream.lm import pretrain, LMSpec
     from factorizer_nb.downstream.lm_experiments import LMExperiment
     cmd = [sys.executable, "-m", "factorizer_nb.downstream.lm_experiments", "--profile", "tiny", "--models", "BPE", "--fractions", "0.5",
-           "--work-dir", str(tmp_path), "--device", "cpu"]
+           "--work-dir", str(tmp_path), "--device", "cpu", "--pack", str(tmp_path / "packed")]
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0, run.stderr[-2000:]
     exp = LMExperiment.setup("en", "tiny", tmp_path, "cpu")
@@ -272,6 +272,15 @@ def test_pretraining_command_and_the_reuse_of_finished_models(tokenizers, tmp_pa
     assert final["trained_on"]["device"].startswith("CPU") and final["trained_on"]["torch"] == torch.__version__
     stamp = path.stat().st_mtime_ns
     assert exp.pretrain(spec, 0.5) == path and path.stat().st_mtime_ns == stamp                  # the notebooks' call reuses it
+    packed = tmp_path / "packed" / "bpe_fraction_0.5.tar.gz"                                   # --pack: the model, archived to bring back
+    assert [line.split(" ", 1)[1] for line in run.stdout.splitlines() if line.startswith("packed ")] == [str(packed)]
+    there = tmp_path / "elsewhere"; shutil.copytree(exp.lm_dir / "tokenizers", there / "lm" / "tokenizers")
+    with tarfile.open(packed) as t: t.extractall(there / "lm", filter="data")
+    exp2 = LMExperiment.setup("en", "tiny", there, "cpu"); (spec2,) = exp2.specs(["BPE"])
+    moved = exp2.run_dir(spec2, 0.5) / "pretrain" / "lm.pt"
+    assert not (moved.parent / "checkpoint.pt").exists() and moved.read_bytes() == path.read_bytes()
+    stamp2 = moved.stat().st_mtime_ns
+    assert exp2.pretrain(spec2, 0.5) == moved and moved.stat().st_mtime_ns == stamp2             # unpacked elsewhere, reused, not retrained
     other = LMSpec("FACTORIZER", "FACTORIZER", tokenizers["factorizer"], tokenizers["factorizer"])
     with pytest.raises(ValueError, match="another tokenizer"): pretrain(other, exp.S, path.parent, fraction=0.5)
     with pytest.raises(ValueError, match="text_sha256"): pretrain(spec, exp.S, path.parent, fraction=1.0)

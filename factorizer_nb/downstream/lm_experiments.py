@@ -4,7 +4,7 @@
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #ae55c664
 from __future__ import annotations
-import csv, re, sys
+import csv, re, sys, tarfile
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Callable, Sequence
@@ -16,11 +16,11 @@ from .parser_training import (ParserTraining, train_parser, load_parser, evaluat
 from .experiments import ParserExperiment, train_parsers
 from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint, lm_recipe, texts_sha256, finetune_build,
                                          finetune_training, load_lm, num_parameters, pseudo_perplexity, unigram_perplexity,
-                                         factorized_unigram_perplexity, packed_rows, settings_corpus, LOG, FINAL as LM_FINAL, LM_MODELS)
+                                         factorized_unigram_perplexity, packed_rows, settings_corpus, LOG, CHECKPOINT, FINAL as LM_FINAL, LM_MODELS)
 
 
 # %% auto #0
-__all__ = ['PRETRAIN_RECORD', 'LOG_BLOCK', 'LMExperiment', 'recorded', 'finetune_kind', 'main']
+__all__ = ['PRETRAIN_RECORD', 'LOG_BLOCK', 'LMExperiment', 'recorded', 'finetune_kind', 'pack_pretrained', 'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
@@ -241,6 +241,19 @@ def _dev_curves(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> pd.D
     return pd.DataFrame(rows)
 LMExperiment.dev_curves = _dev_curves
 
+# %% ../../nbs/downstream/45_lm_experiments.ipynb #b2d8e6f1
+def pack_pretrained(model: Path, lm_dir: Path, out_dir: Path) -> Path:
+    "Archive one finished pretraining (`model`: its final `lm.pt` under `lm_dir`) as `out_dir/<model>_<fraction>.tar.gz`, without its checkpoint; `tar xzf` into another `lm/` restores it."
+    run, rel = Path(model).parent, Path(model).parent.relative_to(lm_dir)      # rel: <model>/<full|fraction_f>/pretrain
+    out = Path(out_dir) / ("_".join(rel.parts[:-1]) + ".tar.gz"); out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".part")
+    with tarfile.open(tmp, "w:gz") as t:
+        for f in sorted(run.iterdir()):
+            if f.is_file() and f.name != CHECKPOINT: t.add(f, arcname=str(rel / f.name))
+    tmp.replace(out)                                                            # whole or absent, never half written
+    return out
+
+
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #e8b2f5c1
 def main(argv: list[str] | None = None) -> int:
     "Command line: pretrain (or reuse) the LM notebooks' models of one language and profile, on a GPU where there is one."
@@ -251,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fractions", default="1", help="fractions of the pretraining text, e.g. '1 0.25' (Figure 7: the profile's lm_fractions)")
     ap.add_argument("--device", default=None, help="cpu or cuda (default: a GPU where there is one)")
     ap.add_argument("--tokenizers-only", action="store_true", help="train (or load) the models' tokenizers, then stop: to carry them to another machine")
+    ap.add_argument("--pack", default=None, metavar="DIR", help="also archive each finished model into DIR as soon as it is done (pack_pretrained), to bring it back")
     a = ap.parse_args(argv)
     try:
         fractions, names = [float(f) for f in a.fractions.split()], [m.strip() for m in a.models.split(",") if m.strip()]
@@ -260,7 +274,10 @@ def main(argv: list[str] | None = None) -> int:
         specs = exp.specs(names)
     except (KeyError, ValueError, FileNotFoundError) as e: raise SystemExit(f"lm_experiments: {e}") from None
     if a.tokenizers_only: print(f"tokenizers of {', '.join(sp.name for sp in specs)} in {exp.lm_dir / 'tokenizers'}"); return 0
-    for (name, f), path in exp.pretrain_all(specs, fractions).items(): print(f"pretrained {name}, fraction {f:g}: {path}", flush=True)
+    for f in fractions:                                                        # pretrain_all's order, each model reported (and packed) when done
+        for sp in specs:
+            path = exp.pretrain(sp, f); print(f"pretrained {sp.name}, fraction {f:g}: {path}", flush=True)
+            if a.pack: print(f"packed {pack_pretrained(path, exp.lm_dir, Path(a.pack))}", flush=True)
     return 0
 
 
