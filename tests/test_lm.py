@@ -146,6 +146,31 @@ def test_cpu_profile_pretraining_resumes_exactly(tokenizers, tmp_path, kind):
     assert _losses(tmp_path / "a") == _losses(tmp_path / "b")
 
 
+@pytest.mark.parametrize("kind", ["bpe", "factorizer"])
+def test_prefetched_epochs_are_the_epochs_packed_in_turn(tokenizers, tmp_path, kind):
+    "A sampling tokenizer's epochs packed ahead in a child process (`prefetch`, on by default on a GPU) give the same rows, and the same weights, as packed in turn."
+    from factorizer_nb.core.tokenizer import Factorizer
+    from factorizer_nb.core.data import word_counts
+    from factorizer_nb.downstream.tokenizer_points import spm_bpe
+    from factorizer_nb.downstream.lm import EpochRows, packed_rows
+    tok = (spm_bpe(word_counts("wordfreq:en", top_n=1500), 400, tmp_path / "tok", dropout=0.3, seed=42) if kind == "bpe"
+           else Factorizer(tokenizers["factorizer"].vocab, sigma_sample=0.5, seed=42))
+    assert tok.samples
+    ahead = EpochRows(tok, TEXTS, 16, seed=3, prefetch=True)
+    try: got = [ahead(e) for e in range(3)]
+    finally: ahead.close()
+    want = [packed_rows(tok, TEXTS, 16, e, 3) for e in range(3)]
+    assert not np.array_equal(want[0], want[1])                                 # the epochs differ, so equality below says something
+    for g, w in zip(got, want): np.testing.assert_array_equal(g, w)
+    steps = len(want[0]) // 8 + 2                                               # into the second epoch
+    t = LMTraining(steps=steps, batch_size=8, micro_batch=8, seq_len=16, warmup_steps=1, lr_initial=3e-3, lr_final=3e-4, optimizer="adamw",
+                   checkpoint_every=steps, autocast="off")
+    a = torch.load(train_lm(tok, TEXTS, tmp_path / "a", config=TINY, training=t, progress=False, prefetch=False), weights_only=False)
+    b = torch.load(train_lm(tok, TEXTS, tmp_path / "b", config=TINY, training=t, progress=False, prefetch=True), weights_only=False)
+    assert len({r["epoch"] for r in csv.DictReader(open(tmp_path / "b" / LOG))}) >= 2  # the run crossed an epoch boundary
+    for name, w in a["model"].items(): assert torch.equal(w, b["model"][name]), name
+
+
 @needs_data
 def test_cpu_profile_finetuning_resumes_exactly(tokenizers, tmp_path):
     "Fine-tuning at the `cpu` profile's settings (Table 7's learning rate, warm-up, per-epoch dev scores), interrupted after an epoch, ends with the weights of one run."

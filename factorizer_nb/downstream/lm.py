@@ -4,7 +4,7 @@
 
 # %% ../../nbs/downstream/44_lm.ipynb #41539af7
 from __future__ import annotations
-import argparse, hashlib, json, math, os, re, sys, time
+import argparse, hashlib, json, math, multiprocessing, os, re, sys, time
 from contextlib import nullcontext
 from dataclasses import dataclass, asdict, replace
 from functools import lru_cache
@@ -24,14 +24,35 @@ from .tokenizer_points import spm_bpe, unigram_point, sage_point, SaGePointConfi
 
 # %% auto #0
 __all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 'BF16_MIN_SPEEDUP', 'PROBE_ROWS', 'PROBE_WIDTH',
-           'PROBE_FF', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'PRETRAIN_OUTPUT', 'LMConfig',
-           'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt', 'paragraphs',
-           'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining', 'cpu_bf16_speedup',
-           'device_name', 'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'texts_sha256', 'packed_rows',
-           'lm_fingerprint', 'lm_recipe', 'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity', 'unigram_perplexity',
-           'factorized_unigram_perplexity', 'LMParser', 'LMParserBuild', 'finetune_build', 'finetune_training',
-           'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command', 'pretrain_fingerprint',
-           'reusable_final', 'pretrain']
+           'PROBE_FF', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'PRETRAIN_OUTPUT', 'EpochRows',
+           'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt',
+           'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining',
+           'cpu_bf16_speedup', 'device_name', 'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'texts_sha256',
+           'packed_rows', 'lm_fingerprint', 'lm_recipe', 'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity',
+           'unigram_perplexity', 'factorized_unigram_perplexity', 'LMParser', 'LMParserBuild', 'finetune_build',
+           'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command',
+           'pretrain_fingerprint', 'reusable_final', 'pretrain']
+
+# %% ../../nbs/downstream/44_lm.ipynb #e7a1c3d6
+class EpochRows:
+    "Each epoch's rows (`packed_rows`); with `prefetch`, a sampling tokenizer's next epoch is packed in a child process while this one trains."
+    def __init__(self, tokenizer: Tokenizer, texts: Sequence[str], seq_len: int, seed: int, cache_dir=None, prefetch: bool = False):
+        self.tokenizer, self.texts, self.seq_len, self.seed, self.cache_dir = tokenizer, list(texts), seq_len, seed, cache_dir
+        spawn = multiprocessing.get_context("spawn")                            # a child that never touches the parent's CUDA state
+        self.pool = spawn.Pool(1) if prefetch and tokenizer.samples else None
+        self.ahead = None                                                       # (epoch, AsyncResult) packed in the child
+
+    def __call__(self, epoch: int) -> np.ndarray:
+        "Epoch `epoch`'s rows [N, seq_len, *id_shape] (the child's, if it packed that epoch), and the next epoch started in the child."
+        if self.ahead is not None and self.ahead[0] == epoch: rows = self.ahead[1].get()
+        else: rows = packed_rows(self.tokenizer, self.texts, self.seq_len, epoch, self.seed, self.cache_dir)
+        if self.pool is not None: self.ahead = (epoch + 1, self.pool.apply_async(packed_rows, (self.tokenizer, self.texts, self.seq_len, epoch + 1, self.seed)))
+        return rows
+
+    def close(self):
+        "Stop the child at once, also in the middle of an epoch it packs for nothing (after the last step)."
+        if self.pool is not None: self.pool.terminate(); self.pool.join()
+
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -437,8 +458,8 @@ def _accumulate(net, tokenizer, data, batch, t, step: int, rank: int, accum: int
 # %% ../../nbs/downstream/44_lm.ipynb #c8c88b17
 def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *, config: LMConfig = LMConfig(),
              training: LMTraining = LMTraining(), device: str | torch.device = "cpu", progress: bool = True,
-             cache_dir: str | Path | None = None, stop_after: int | None = None) -> Path:
-    "Pretrain a masked LM on `texts`, resuming from `out_dir`'s checkpoint; returns the path of the final model (`stop_after` steps: stop early, as if killed)."
+             cache_dir: str | Path | None = None, stop_after: int | None = None, prefetch: bool | None = None) -> Path:
+    "Pretrain a masked LM on `texts`, resuming from `out_dir`'s checkpoint; returns the path of the final model (`stop_after` steps: stop early, as if killed; `prefetch`: see `EpochRows`, None: on a GPU)."
     out, device, t = Path(out_dir), torch.device(device), training
     rank, world = _world()
     accum = t.accumulation(world)
@@ -453,32 +474,35 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
     if rank == 0: _write_log(out / LOG, rows_log, LOG_COLUMNS)
     bf16 = _run_bf16(device, t.autocast, resumed_bf16, world)          # auto measures per process: decided once, kept in the checkpoint
     autocast = lm_autocast(device, "bf16" if bf16 else "off")
-    data, data_epoch = None, None
-    bar = tqdm(total=t.steps, initial=step, desc=f"LM {tokenizer.name}", disable=not progress or rank > 0)
-    began, tokens_seen = time.perf_counter(), 0
-    while step < t.steps and (stop_after is None or step < stop_after):
-        if data_epoch != epoch:                                                                  # an epoch's rows and their order, once
-            data, data_epoch = torch.from_numpy(packed_rows(tokenizer, texts, t.seq_len, epoch, t.seed, cache_dir)), epoch
-            order = torch.randperm(len(data), generator=torch.Generator().manual_seed(t.seed * 1_000_003 + epoch))
-        per_epoch = max(1, len(data) // t.batch_size)
-        if k >= per_epoch: epoch, k = epoch + 1, 0; continue
-        batch = order[(k * t.batch_size + torch.arange(t.batch_size)) % len(data)]                 # [batch_size] row indices
-        torch.manual_seed(t.seed * 1_000_003 + step * 1_009 + rank)                              # dropout of this step
-        model.train(); opt.zero_grad(set_to_none=True)
-        total, n_tok = _accumulate(net, tokenizer, data, batch, t, step, rank, accum, world, device, autocast)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
-        opt.step(); sched.step()
-        step, k, tokens_seen = step + 1, k + 1, tokens_seen + n_tok * world
-        elapsed = time.perf_counter() - began
-        rows_log.append(dict(step=step, epoch=epoch, loss=(total[0] / total[1].clamp_min(1)).item(), lr=sched.get_last_lr()[0],
-                             tokens=n_tok * world, seconds=round(elapsed, 3)))
-        bar.update(1); bar.set_postfix(loss=f"{rows_log[-1]['loss']:.3f}", tok_s=f"{tokens_seen / max(elapsed, 1e-9):,.0f}")
-        if step % t.checkpoint_every == 0 or step == t.steps:
-            state = dict(fingerprint=fp, model=model.state_dict(), optimizer=opt.state_dict(), scheduler=sched.state_dict(),
-                         step=step, epoch=epoch, k=k, log=rows_log, bf16=bf16)
-            if rank == 0: atomic_write(out / CHECKPOINT, lambda p: torch.save(state, p)); _write_log(out / LOG, rows_log, LOG_COLUMNS)
-            if world > 1: dist.barrier()
-    bar.close()
+    epoch_rows = EpochRows(tokenizer, texts, t.seq_len, t.seed, cache_dir, prefetch=device.type == "cuda" if prefetch is None else prefetch)
+    try:
+        data, data_epoch = None, None
+        bar = tqdm(total=t.steps, initial=step, desc=f"LM {tokenizer.name}", disable=not progress or rank > 0)
+        began, tokens_seen = time.perf_counter(), 0
+        while step < t.steps and (stop_after is None or step < stop_after):
+            if data_epoch != epoch:                                                                  # an epoch's rows and their order, once
+                data, data_epoch = torch.from_numpy(epoch_rows(epoch)), epoch
+                order = torch.randperm(len(data), generator=torch.Generator().manual_seed(t.seed * 1_000_003 + epoch))
+            per_epoch = max(1, len(data) // t.batch_size)
+            if k >= per_epoch: epoch, k = epoch + 1, 0; continue
+            batch = order[(k * t.batch_size + torch.arange(t.batch_size)) % len(data)]                 # [batch_size] row indices
+            torch.manual_seed(t.seed * 1_000_003 + step * 1_009 + rank)                              # dropout of this step
+            model.train(); opt.zero_grad(set_to_none=True)
+            total, n_tok = _accumulate(net, tokenizer, data, batch, t, step, rank, accum, world, device, autocast)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
+            opt.step(); sched.step()
+            step, k, tokens_seen = step + 1, k + 1, tokens_seen + n_tok * world
+            elapsed = time.perf_counter() - began
+            rows_log.append(dict(step=step, epoch=epoch, loss=(total[0] / total[1].clamp_min(1)).item(), lr=sched.get_last_lr()[0],
+                                 tokens=n_tok * world, seconds=round(elapsed, 3)))
+            bar.update(1); bar.set_postfix(loss=f"{rows_log[-1]['loss']:.3f}", tok_s=f"{tokens_seen / max(elapsed, 1e-9):,.0f}")
+            if step % t.checkpoint_every == 0 or step == t.steps:
+                state = dict(fingerprint=fp, model=model.state_dict(), optimizer=opt.state_dict(), scheduler=sched.state_dict(),
+                             step=step, epoch=epoch, k=k, log=rows_log, bf16=bf16)
+                if rank == 0: atomic_write(out / CHECKPOINT, lambda p: torch.save(state, p)); _write_log(out / LOG, rows_log, LOG_COLUMNS)
+                if world > 1: dist.barrier()
+        bar.close()
+    finally: epoch_rows.close()
     if step == t.steps and rank == 0:
         final = dict(model=model.state_dict(), config=asdict(config), training=asdict(t), fingerprint=fp, bf16=bf16,
                      trained_on=dict(device=device_name(device), torch=torch.__version__))      # where the last steps ran
