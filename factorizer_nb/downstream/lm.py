@@ -24,35 +24,14 @@ from .tokenizer_points import spm_bpe, unigram_point, sage_point, SaGePointConfi
 
 # %% auto #0
 __all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'SPAN_P', 'SPAN_MAX', 'AUTOCAST_MODES', 'BF16_MIN_SPEEDUP', 'PROBE_ROWS', 'PROBE_WIDTH',
-           'PROBE_FF', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'PRETRAIN_OUTPUT', 'EpochRows',
-           'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt',
-           'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining',
-           'cpu_bf16_speedup', 'device_name', 'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'texts_sha256',
-           'packed_rows', 'lm_fingerprint', 'lm_recipe', 'mlm_loss', 'train_lm', 'load_lm', 'pseudo_perplexity',
+           'PROBE_FF', 'CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'LM_MODELS', 'PRETRAIN_OUTPUT', 'LMConfig',
+           'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters', 'span_mask', 'corrupt', 'paragraphs',
+           'lm_corpus', 'settings_corpus', 'pack', 'pad_mask', 'special_mask', 'LMTraining', 'cpu_bf16_speedup',
+           'device_name', 'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer', 'texts_sha256', 'packed_rows',
+           'lm_fingerprint', 'lm_recipe', 'mlm_loss', 'EpochRows', 'train_lm', 'load_lm', 'pseudo_perplexity',
            'unigram_perplexity', 'factorized_unigram_perplexity', 'LMParser', 'LMParserBuild', 'finetune_build',
            'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs', 'main', 'pretrain_args', 'pretrain_command',
            'pretrain_fingerprint', 'reusable_final', 'pretrain']
-
-# %% ../../nbs/downstream/44_lm.ipynb #e7a1c3d6
-class EpochRows:
-    "Each epoch's rows (`packed_rows`); with `prefetch`, a sampling tokenizer's next epoch is packed in a child process while this one trains."
-    def __init__(self, tokenizer: Tokenizer, texts: Sequence[str], seq_len: int, seed: int, cache_dir=None, prefetch: bool = False):
-        self.tokenizer, self.texts, self.seq_len, self.seed, self.cache_dir = tokenizer, list(texts), seq_len, seed, cache_dir
-        spawn = multiprocessing.get_context("spawn")                            # a child that never touches the parent's CUDA state
-        self.pool = spawn.Pool(1) if prefetch and tokenizer.samples else None
-        self.ahead = None                                                       # (epoch, AsyncResult) packed in the child
-
-    def __call__(self, epoch: int) -> np.ndarray:
-        "Epoch `epoch`'s rows [N, seq_len, *id_shape] (the child's, if it packed that epoch), and the next epoch started in the child."
-        if self.ahead is not None and self.ahead[0] == epoch: rows = self.ahead[1].get()
-        else: rows = packed_rows(self.tokenizer, self.texts, self.seq_len, epoch, self.seed, self.cache_dir)
-        if self.pool is not None: self.ahead = (epoch + 1, self.pool.apply_async(packed_rows, (self.tokenizer, self.texts, self.seq_len, epoch + 1, self.seed)))
-        return rows
-
-    def close(self):
-        "Stop the child at once, also in the middle of an epoch it packs for nothing (after the last step)."
-        if self.pool is not None: self.pool.terminate(); self.pool.join()
-
 
 # %% ../../nbs/downstream/44_lm.ipynb #c13c9ada
 @dataclass(frozen=True)
@@ -454,6 +433,27 @@ def _accumulate(net, tokenizer, data, batch, t, step: int, rank: int, accum: int
         total += torch.stack([loss.detach().float() * n, torch.tensor(float(n), device=device)]); n_tok += int(pad_mask(rows, tokenizer.special_id("[PAD]")).sum())
     if world > 1: dist.all_reduce(total)
     return total, n_tok
+
+# %% ../../nbs/downstream/44_lm.ipynb #e7a1c3d6
+class EpochRows:
+    "Each epoch's rows (`packed_rows`); with `prefetch`, a sampling tokenizer's next epoch is packed in a child process while this one trains."
+    def __init__(self, tokenizer: Tokenizer, texts: Sequence[str], seq_len: int, seed: int, cache_dir=None, prefetch: bool = False):
+        self.tokenizer, self.texts, self.seq_len, self.seed, self.cache_dir = tokenizer, list(texts), seq_len, seed, cache_dir
+        spawn = multiprocessing.get_context("spawn")                            # a child that never touches the parent's CUDA state
+        self.pool = spawn.Pool(1) if prefetch and tokenizer.samples else None
+        self.ahead = None                                                       # (epoch, AsyncResult) packed in the child
+
+    def __call__(self, epoch: int) -> np.ndarray:
+        "Epoch `epoch`'s rows [N, seq_len, *id_shape] (the child's, if it packed that epoch), and the next epoch started in the child."
+        if self.ahead is not None and self.ahead[0] == epoch: rows = self.ahead[1].get()
+        else: rows = packed_rows(self.tokenizer, self.texts, self.seq_len, epoch, self.seed, self.cache_dir)
+        if self.pool is not None: self.ahead = (epoch + 1, self.pool.apply_async(packed_rows, (self.tokenizer, self.texts, self.seq_len, epoch + 1, self.seed)))
+        return rows
+
+    def close(self):
+        "Stop the child at once, also in the middle of an epoch it packs for nothing (after the last step)."
+        if self.pool is not None: self.pool.terminate(); self.pool.join()
+
 
 # %% ../../nbs/downstream/44_lm.ipynb #c8c88b17
 def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *, config: LMConfig = LMConfig(),

@@ -289,8 +289,10 @@ def factorial_scale(o) -> str:
     if f is None: return ""                                             # the row's profile column names the folder
     m = o.manifest(f); S = m.get("settings") or {}
     vq = re.search(r"VQ-VAE \('(\w+)' profile(?: on ([\d,]+) entries)?", m.get("caption") or "")
-    words = (vq and vq.group(2)) or (f"the top {int(S['vq_top_words']):,}" if S.get("vq_top_words") else "")
-    vocab = f", the {vq.group(1)} VQ-VAE's vocabulary" + (f" ({words} words)" if words else "") if vq else ""
+    vocab = ""
+    if vq:                                                              # the whole list is named in the caption, the top N in the settings
+        words = vq.group(2) or (f"the top {int(S['vq_top_words']):,}" if S.get("vq_top_words") else "")
+        vocab = f", the {vq.group(1)} VQ-VAE's vocabulary" + (f" ({words} words)" if words else "")
     n = max((len(v) for v in (m.get("seeds") or {}).values() if isinstance(v, list)), default=0)   # the manifest's {name: [seeds]}
     return f"from-scratch parsers, {_parser_desc(S)}" + (f", {n} seeds" if n else "") + vocab if S else ""
 
