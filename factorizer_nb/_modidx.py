@@ -1309,6 +1309,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                               'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index._across_corpora': ( 'infra/results_index.html#_across_corpora',
                                                                                                           'factorizer_nb/infra/results_index.py'),
+                                                   'factorizer_nb.infra.results_index._below_line': ( 'infra/results_index.html#_below_line',
+                                                                                                      'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index._cell': ( 'infra/results_index.html#_cell',
                                                                                                 'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index._dominated': ( 'infra/results_index.html#_dominated',

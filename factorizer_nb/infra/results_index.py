@@ -127,14 +127,25 @@ def _dominated(t: pd.DataFrame, metric: str = "LAS") -> tuple[int, int]:
               for _, f in fz.iterrows())
     return dom, len(fz)
 
+def _below_line(t: pd.DataFrame) -> pd.Series:
+    "LAS gaps to BPE's line (the table's `LAS_vs_BPE`, from `frontier_gap`) of the FACTORIZER points that no BPE point dominates and that lie below it by more than their seeds' sd."
+    if "LAS_vs_BPE" not in t: return pd.Series(dtype=float)
+    fz, bpe = t[t.family == "FACTORIZER"], t[t.family == "BPE"]
+    free = [i for i, f in fz.iterrows() if not any((b.subwords_per_word <= f.subwords_per_word) and (b.LAS >= f.LAS) for _, b in bpe.iterrows())]
+    gap = fz.loc[free, "LAS_vs_BPE"]
+    return gap[gap < -fz.loc[free, "LAS_sd"].fillna(0)]
+
 def _fig4_en(t: pd.DataFrame) -> tuple[str, int, int]:
-    "One English Figure 4 table in words (FACTORIZER at α_split = 0.1, else its first point, against the smallest BPE), and `_dominated`'s counts."
+    "One English Figure 4 table in words (FACTORIZER at α_split = 0.1, else its first point, against the smallest BPE), and how many FACTORIZER points are behind BPE (dominated, or below its line), of how many."
     fz, bpe = t[t.family == "FACTORIZER"], t[t.family == "BPE"].sort_values("setting")
     f, b = (fz[fz.setting == 0.1] if (fz.setting == 0.1).any() else fz).iloc[0], bpe.iloc[0]
     sd = lambda r: f" ± {fmt(r.LAS_sd)}" if r.seeds > 1 else ""
     dom, n = _dominated(t)
+    below = _below_line(t)
+    line = (f", and {len(below)} more lie{'s' if len(below) == 1 else ''} below BPE's line at the same subwords/word "
+            f"({', '.join(f'{g:+.2f}' for g in below)} LAS)") if len(below) else ""
     return (f"en_ewt dev LAS ({int(f.seeds)} seed(s)): FACTORIZER α_split = {f.setting:g} {fmt(f.LAS)}{sd(f)} at {fmt(f.subwords_per_word)} "
-            f"subwords/word, BPE-{int(b.setting):,} {fmt(b.LAS)}{sd(b)} at {fmt(b.subwords_per_word)}; BPE dominates {dom} of {n} FACTORIZER points"), dom, n
+            f"subwords/word, BPE-{int(b.setting):,} {fmt(b.LAS)}{sd(b)} at {fmt(b.subwords_per_word)}; BPE dominates {dom} of {n} FACTORIZER points{line}"), dom + len(below), n
 
 PLATEAU = ("plateau_large", "plateau")   # the plateau setting's folders, the compute ladder's best vocabulary first (issue #28)
 
@@ -143,8 +154,8 @@ def fz_fig4(o):
     for prefer in (PLATEAU, ("grid",)):                         # the plateau figure where it is committed, and the grid (else small) beside it
         f = o.find("table_fig4_parser_en", prefer)
         if f is None or (prefer == PLATEAU and f.parent.name not in PLATEAU): continue
-        text, dom, n = _fig4_en(o.csv("table_fig4_parser_en", prefer))
-        parts.append((o.profile(f), text)); counts.append((dom, n))
+        text, behind, n = _fig4_en(o.csv("table_fig4_parser_en", prefer))
+        parts.append((o.profile(f), text)); counts.append((behind, n))
     if not parts: return None
     parts = [f"{p}: {t}" if len(parts) > 1 else t for p, t in parts]   # name each setting where there are two
     langs = []
@@ -152,8 +163,8 @@ def fz_fig4(o):
         u = o.csv(f"table_fig4_parser_{lang}", ("grid",))
         if u is not None: langs.append((lang, *_dominated(u)))
     others = "; other languages (grid), points BPE dominates: " + ", ".join(f"{l} {d}/{k}" for l, d, k in langs) if langs else ""
-    dom, n = sum(d for d, _ in counts), sum(k for _, k in counts)
-    return Ours("; ".join(parts) + others, "contradicted" if dom == n else "holds" if dom == 0 else "mixed",
+    behind, n = sum(d for d, _ in counts), sum(k for _, k in counts)
+    return Ours("; ".join(parts) + others, "contradicted" if behind == n else "holds" if behind == 0 else "mixed",
                 "from-scratch BiLSTM parsers, not fine-tuned language models; zh: vocabularies of 8,000")
 
 def _scales(o, names: tuple[str, ...], key: str, describe: Callable[[dict], str]) -> list[str]:
