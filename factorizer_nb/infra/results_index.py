@@ -143,7 +143,7 @@ def _fig4_en(t: pd.DataFrame) -> tuple[str, int, int]:
     dom, n = _dominated(t)
     below = _below_line(t)
     line = (f", and {len(below)} more lie{'s' if len(below) == 1 else ''} below BPE's line at the same subwords/word "
-            f"({', '.join(f'{g:+.2f}' for g in below)} LAS)") if len(below) else ""
+            f"({', '.join(f'{g:+.2f}'.replace('-', '−') for g in below)} LAS)") if len(below) else ""
     return (f"en_ewt dev LAS ({int(f.seeds)} seed(s)): FACTORIZER α_split = {f.setting:g} {fmt(f.LAS)}{sd(f)} at {fmt(f.subwords_per_word)} "
             f"subwords/word, BPE-{int(b.setting):,} {fmt(b.LAS)}{sd(b)} at {fmt(b.subwords_per_word)}; BPE dominates {dom} of {n} FACTORIZER points{line}"), dom + len(below), n
 
