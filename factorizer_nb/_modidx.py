@@ -1315,6 +1315,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                 'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index._dominated': ( 'infra/results_index.html#_dominated',
                                                                                                      'factorizer_nb/infra/results_index.py'),
+                                                   'factorizer_nb.infra.results_index._dominated_mask': ( 'infra/results_index.html#_dominated_mask',
+                                                                                                          'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index._drop': ( 'infra/results_index.html#_drop',
                                                                                                 'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index._fertility': ( 'infra/results_index.html#_fertility',

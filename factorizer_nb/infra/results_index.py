@@ -120,20 +120,23 @@ def fz_fig3(o):
     return Ours("; ".join(parts), "holds" if min(ratios) <= 1 else "contradicted",
                 "our VQ-VAEs see 0.4 M (small) and 3.1 M (medium) word samples, the paper's 205 M")
 
+def _dominated_mask(t: pd.DataFrame, metric: str = "LAS") -> pd.Series:
+    "For each FACTORIZER point: does some BPE point beat it on `metric` with no more subwords per word?"
+    fz, bpe = t[t.family == "FACTORIZER"], t[t.family == "BPE"]
+    return pd.Series([any((b.subwords_per_word <= f.subwords_per_word) and (mean(b[metric]) >= mean(f[metric])) for _, b in bpe.iterrows())
+                      for _, f in fz.iterrows()], index=fz.index, dtype=bool)
+
 def _dominated(t: pd.DataFrame, metric: str = "LAS") -> tuple[int, int]:
     "(FACTORIZER points that some BPE point beats on `metric` with no more subwords per word, FACTORIZER points)."
-    fz, bpe = t[t.family == "FACTORIZER"], t[t.family == "BPE"]
-    dom = sum(any((b.subwords_per_word <= f.subwords_per_word) and (mean(b[metric]) >= mean(f[metric])) for _, b in bpe.iterrows())
-              for _, f in fz.iterrows())
-    return dom, len(fz)
+    dom = _dominated_mask(t, metric)
+    return int(dom.sum()), len(dom)
 
 def _below_line(t: pd.DataFrame) -> pd.Series:
     "LAS gaps to BPE's line (the table's `LAS_vs_BPE`, from `frontier_gap`) of the FACTORIZER points that no BPE point dominates and that lie below it by more than their seeds' sd."
     if "LAS_vs_BPE" not in t: return pd.Series(dtype=float)
-    fz, bpe = t[t.family == "FACTORIZER"], t[t.family == "BPE"]
-    free = [i for i, f in fz.iterrows() if not any((b.subwords_per_word <= f.subwords_per_word) and (b.LAS >= f.LAS) for _, b in bpe.iterrows())]
-    gap = fz.loc[free, "LAS_vs_BPE"]
-    return gap[gap < -fz.loc[free, "LAS_sd"].fillna(0)]
+    dom = _dominated_mask(t)
+    free = t.loc[dom.index[~dom]]
+    return free.LAS_vs_BPE[free.LAS_vs_BPE < -free.LAS_sd.fillna(0)]
 
 def _fig4_en(t: pd.DataFrame) -> tuple[str, int, int]:
     "One English Figure 4 table in words (FACTORIZER at α_split = 0.1, else its first point, against the smallest BPE), and how many FACTORIZER points are behind BPE (dominated, or below its line), of how many."
