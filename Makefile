@@ -84,16 +84,22 @@ endif
 # comes from notebooks 11-12 of the same profile. Also `make reproduce EXPERIMENTS=lm`. On every profile but small, each result (pretraining,
 # perplexity, fine-tuning, evaluation) is recorded in data/ledger/en-<profile>/lm/ (commit it: a later session reads it back without runs/).
 # The gates notebook (44) runs last, as make lm-gates does (GATES_ARGS), so that its committed outputs stay the gates' own.
-# Figure 6 (47) runs first: its evaluations need BPE's and FACTORIZER's fine-tuned weights, which runs/ may not keep from one session to the
-# next, so it uses them while they are new; 45 then finishes each model (pretraining, perplexity, fine-tuning) before it pretrains the next.
+# With a ledger, every model is first finished in turn (lm_experiments --complete: pretraining, perplexity, fine-tunings, Figure 6's noise,
+# from-scratch parsers) in the order LM_ORDER, then Figure 7's fractions, so that a session which loses runs/ costs at most the model in
+# progress; the notebooks then read their numbers back from the ledger.
 PROCESSES ?= 1
 lm_ledger = $(if $(filter small tiny,$(1)),0,1)
+LM_ORDER ?= BPE,FACTORIZER,Unigram LM,SaGe,BPE + sampling,FACTORIZER + sampling,FACTORIZER (12L)
 LM_NOTEBOOKS := $(addprefix nbs/paper/lm/,47_fig6_lm_noise.ipynb 45_lm_tables.ipynb 46_fig7_scarcity.ipynb)
 LM_UNLISTED := $(filter-out $(LM_NOTEBOOKS) nbs/paper/lm/44_lm_gates.ipynb,$(wildcard nbs/paper/lm/*.ipynb))
 lm: setup
 	@test -z "$(LM_UNLISTED)" || { echo "make lm: add $(LM_UNLISTED) to LM_NOTEBOOKS in the Makefile" >&2; exit 1; }
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) \
+	  --notebooks nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb
+	$(if $(filter 1,$(call lm_ledger,$(PROFILE))),$(BIN)/python -m factorizer_nb.downstream.lm_experiments --lang en --profile $(PROFILE) \
+	  --processes $(PROCESSES) --complete --models "$(LM_ORDER)")
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) -p ledger=$(call lm_ledger,$(PROFILE)) \
-	  --notebooks nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb $(LM_NOTEBOOKS)
+	  --notebooks $(LM_NOTEBOOKS)
 	$(MAKE) lm-gates LM_PROFILE=$(PROFILE)
 
 LM_PROFILE ?= cpu

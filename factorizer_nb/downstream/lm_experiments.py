@@ -13,14 +13,15 @@ import torch
 from .ud_data import UD_METRICS
 from .parser_training import (ParserTraining, train_parser, load_parser, evaluate, tokenizer_sha256, run_fingerprint,
                                                       ledger_hit, read_ledger, write_ledger, FINAL as PARSER_FINAL)
-from .experiments import ParserExperiment, train_parsers
+from .experiments import ParserExperiment, train_parsers, noisy_forms
 from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint, lm_recipe, texts_sha256, finetune_build,
                                          finetune_training, load_lm, num_parameters, pseudo_perplexity, unigram_perplexity,
                                          factorized_unigram_perplexity, packed_rows, settings_corpus, LOG, CHECKPOINT, FINAL as LM_FINAL, LM_MODELS)
 
 
 # %% auto #0
-__all__ = ['PRETRAIN_RECORD', 'LOG_BLOCK', 'LMExperiment', 'recorded', 'finetune_kind', 'pack_pretrained', 'main']
+__all__ = ['PRETRAIN_RECORD', 'LOG_BLOCK', 'FIG6_MODELS', 'FIG7_MODELS', 'LM_PARTS', 'LMExperiment', 'recorded', 'finetune_kind',
+           'lm_parts', 'pack_pretrained', 'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
@@ -211,6 +212,11 @@ def _noise(self: LMExperiment, spec: LMSpec, inputs: dict[float, Sequence[Sequen
                          for kw in self.finetune_runs(spec, fraction) for p, words in inputs.items()])
 LMExperiment.noise = _noise
 
+def _noise_inputs(self: LMExperiment) -> dict[float, list[list[str]]]:
+    "Figure 6's altered dev words, as `noise` takes them: {p_noise: each dev sentence's words} for every level of `fig6_noise`, seeded by the profile's seed."
+    return {float(p): noisy_forms(self.dev, float(p), seed=int(self.S["seed"])) for p in str(self.S["fig6_noise"]).split()}
+LMExperiment.noise_inputs = _noise_inputs
+
 @property
 def _ft_eval_every(self: LMExperiment) -> int:
     "Fine-tuning scores dev every this many epochs (`ft_eval_every`; 0 or unset: after the last epoch only)."
@@ -241,6 +247,29 @@ def _dev_curves(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> pd.D
     return pd.DataFrame(rows)
 LMExperiment.dev_curves = _dev_curves
 
+# %% ../../nbs/downstream/45_lm_experiments.ipynb #590593c8
+FIG6_MODELS = FIG7_MODELS = ("BPE", "FACTORIZER")   # the models of Figure 6 (noise) and Figure 7 (fractions of the text), as in the paper
+LM_PARTS = ("perplexity", "finetune", "noise", "scratch")   # what a notebook may ask of a pretrained model, in `complete`'s order
+
+def lm_parts(name: str, family: str, fraction: float = 1.0) -> list[str]:
+    "What the notebooks 45-47 ask of model `name` (of `family`) at `fraction`: perplexity (45), fine-tunings (all), noise (47), from scratch (45, a family's plain model)."
+    full = fraction == 1
+    return [p for p, asked in zip(LM_PARTS, (full, True, full and name in FIG6_MODELS, full and name == family)) if asked]
+
+def _complete(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, parts: Sequence[str] | None = None) -> None:
+    "Pretrain `spec`'s model at `fraction`, then compute `parts` of it (default: `lm_parts`, all the notebooks ask) one after another while its weights are at hand."
+    if unknown := set(parts or ()) - set(LM_PARTS): raise ValueError(f"unknown parts {sorted(unknown)}; known: {', '.join(LM_PARTS)}")
+    self.pretrain(spec, fraction)
+    for part in parts or lm_parts(spec.name, spec.family, fraction):
+        if part == "perplexity":
+            train, held = settings_corpus(self.S)
+            self.perplexity(spec, held, train, fraction)
+        elif part == "finetune": self.finetune(spec, fraction)
+        elif part == "noise": self.noise(spec, self.noise_inputs(), fraction)
+        else: self.scratch(spec, fraction)
+LMExperiment.complete = _complete
+
+
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #b2d8e6f1
 def pack_pretrained(model: Path, lm_dir: Path, out_dir: Path) -> Path:
     "Archive one finished pretraining (`model`: its final `lm.pt` under `lm_dir`) as `out_dir/<model>_<fraction>.tar.gz`, without its checkpoint; `tar xzf` into another `lm/` restores it."
@@ -256,28 +285,34 @@ def pack_pretrained(model: Path, lm_dir: Path, out_dir: Path) -> Path:
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #e8b2f5c1
 def main(argv: list[str] | None = None) -> int:
-    "Command line: pretrain (or reuse) the LM notebooks' models of one language and profile, on a GPU where there is one."
+    "Command line: pretrain (or reuse) the LM notebooks' models of one language and profile, on a GPU where there is one; with `--complete`, everything the notebooks ask of each model, recorded in the ledger."
     import argparse
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.downstream.lm_experiments", description="Pretrain the LM notebooks' models (resumable, reused when done).")
     ap.add_argument("--lang", default="en"); ap.add_argument("--profile", default="cpu"); ap.add_argument("--work-dir", default=None)
     ap.add_argument("--models", default=",".join(LM_MODELS), help=f"comma-separated, of: {', '.join(LM_MODELS)}")
-    ap.add_argument("--fractions", default="1", help="fractions of the pretraining text, e.g. '1 0.25' (Figure 7: the profile's lm_fractions)")
+    ap.add_argument("--fractions", default=None, help="fractions of the pretraining text, e.g. '1 0.25' (default: 1; with --complete, the profile's lm_fractions)")
     ap.add_argument("--device", default=None, help="cpu or cuda (default: a GPU where there is one)")
+    ap.add_argument("--processes", type=int, default=None, help="pretraining processes (torchrun; default: the profile's lm_processes)")
     ap.add_argument("--tokenizers-only", action="store_true", help="train (or load) the models' tokenizers, then stop: to carry them to another machine")
+    ap.add_argument("--complete", action="store_true", help="after each pretraining, all the notebooks ask of the model (LMExperiment.complete), in the ledger, "
+                    "one model at a time in the order of --models; below fraction 1 only FIG7_MODELS")
     ap.add_argument("--pack", default=None, metavar="DIR", help="also archive each finished model into DIR as soon as it is done (pack_pretrained), to bring it back")
     a = ap.parse_args(argv)
     try:
-        fractions, names = [float(f) for f in a.fractions.split()], [m.strip() for m in a.models.split(",") if m.strip()]
-        if not fractions or not all(0 < f <= 1 for f in fractions): raise ValueError(f"fractions must lie in (0, 1]: {a.fractions!r}")
+        names = [m.strip() for m in a.models.split(",") if m.strip()]
         if unknown := [m for m in names if m not in LM_MODELS] or not names: raise ValueError(f"unknown models {unknown}; known: {', '.join(LM_MODELS)}")
-        exp = LMExperiment.setup(a.lang, a.profile, a.work_dir, a.device)
-        specs = exp.specs(names)
+        exp = LMExperiment.setup(a.lang, a.profile, a.work_dir, a.device, a.processes, ledger=a.complete)
+        fractions = [float(f) for f in (a.fractions or (str(exp.S["lm_fractions"]) if a.complete else "1")).split()]
+        if not fractions or not all(0 < f <= 1 for f in fractions): raise ValueError(f"fractions must lie in (0, 1]: {a.fractions!r}")
+        specs = sorted(exp.specs(names), key=lambda sp: names.index(sp.name))
     except (KeyError, ValueError, FileNotFoundError) as e: raise SystemExit(f"lm_experiments: {e}") from None
     if a.tokenizers_only: print(f"tokenizers of {', '.join(sp.name for sp in specs)} in {exp.lm_dir / 'tokenizers'}"); return 0
     for f in fractions:                                                        # pretrain_all's order, each model reported (and packed) when done
         for sp in specs:
+            if a.complete and f != 1 and sp.name not in FIG7_MODELS: continue
             path = exp.pretrain(sp, f); print(f"pretrained {sp.name}, fraction {f:g}: {path}", flush=True)
             if a.pack: print(f"packed {pack_pretrained(path, exp.lm_dir, Path(a.pack))}", flush=True)
+            if a.complete: exp.complete(sp, f); print(f"recorded {sp.name}, fraction {f:g}: {exp.record(sp, f)}", flush=True)
     return 0
 
 
