@@ -4,11 +4,14 @@
 - peak resident memory of each run (a fresh process per tokenizer and autocast mode);
 - bf16 autocast (fp32 master weights; the CPU's AVX-512 BF16 or AMX where it has it) against fp32, per model, in the same run;
 - `torch.compile` of the encoder's layers (a mode with `+compile`, e.g. `off+compile`), its compilation in the untimed warm-up steps;
+- subnormal floats flushed to zero (`+flush`, e.g. `off+flush`), as `lm.main` does on a CPU: a trained model's activations hold
+  subnormals that fresh weights do not, so time this from a trained model's weights (`--checkpoint`);
 - the paper profile's step (Table 6: 15 x 768, 32,768 x 128 tokens): an ESTIMATE from the FLOPs this machine reached, not a measurement.
 FACTORIZER uses `runs/en/vocab.dawg` when `make reproduce` has made it, else a unigram stand-in vocabulary (placeholder triplets: the
 same output head and search, not the same quality).
 
     python benchmarks/bench_lm.py [--profile small] [--steps 6] [--size 8000] [--autocast off bf16 off+compile] [--kinds bpe factorizer factorizer_12l]
+    python benchmarks/bench_lm.py --profile cpu --autocast off off+flush --checkpoint runs/en-cpu/lm/bpe/full/pretrain   # one trained model
 """
 import argparse, json, resource, subprocess, sys, time
 from pathlib import Path
@@ -28,9 +31,16 @@ def flops_per_token(layers: int, hidden: int, ff: int, seq_len: int, out_classes
 WARMUP_STEPS = 2                    # untimed steps first (the first compiles where a mode asks for torch.compile)
 
 
-def one(kind: str, profile: str, steps: int, size: int, mode: str = "off", overrides: dict | None = None) -> dict:
-    "Run in a child: time `steps` training steps of one tokenizer's model under `mode` (an autocast mode, `+compile` to compile the layers); print a JSON line."
+MODE_FLAGS = ("compile", "flush")
+
+
+def one(kind: str, profile: str, steps: int, size: int, mode: str = "off", overrides: dict | None = None, checkpoint: str | None = None) -> dict:
+    "Run in a child: time `steps` training steps of one tokenizer's model under `mode` (an autocast mode, `+compile` to compile the layers, `+flush` to flush subnormals); from `checkpoint`'s tokenizer and weights if given; print a JSON line."
+    autocast, *flags = mode.split("+")
+    if unknown := set(flags) - set(MODE_FLAGS): raise ValueError(f"unknown mode {mode!r}: an autocast mode, then any of +{' +'.join(MODE_FLAGS)}")
     import numpy as np, torch
+    if "flush" in flags: torch.set_flush_denormal(True)         # before the first parallel op: every thread inherits it
+    from factorizer_nb.core.protocol import load_tokenizer
     from factorizer_nb.core.data import load_settings, training_counts, run_dir
     from factorizer_nb.core.tokenizer import Factorizer
     from factorizer_nb.core.baselines import unigram_standin_vocab
@@ -39,7 +49,13 @@ def one(kind: str, profile: str, steps: int, size: int, mode: str = "off", overr
     S = {**load_settings("en", profile), **(overrides or {})}
     counts = training_counts(S, top_n=S["vq_top_words"])
     vocab = run_dir("en") / "vocab.dawg"
-    if kind == "bpe": tok, extra = spm_bpe(counts, size, Path("runs/bench_lm")), 0
+    state = None
+    if checkpoint:                                               # a trained model: its tokenizer, layers and weights
+        d = Path(checkpoint)
+        tok = load_tokenizer(d / "tokenizer.tok")
+        state = torch.load(d / ("lm.pt" if (d / "lm.pt").exists() else "checkpoint.pt"), map_location="cpu", weights_only=False)["model"]
+        extra = len({k.split(".")[1] for k in state if k.startswith("blocks.")}) - int(S["lm_layers"])
+    elif kind == "bpe": tok, extra = spm_bpe(counts, size, Path("runs/bench_lm")), 0
     else:
         tok = Factorizer(vocab if vocab.exists() else unigram_standin_vocab(counts, size), alpha_split=S["alpha_split"])
         extra = int(S["lm_extra_layers"]) if kind == "factorizer" else 0
@@ -52,9 +68,8 @@ def one(kind: str, profile: str, steps: int, size: int, mode: str = "off", overr
     subwords_per_word = sum(len(x) for x in tok.encode_ids_batch(texts[:500])) / sum(len(p.split()) for p in texts[:500])
     torch.manual_seed(0)
     model = MaskedLM(tok, cfg)
-    autocast, _, compiled = mode.partition("+")
-    if compiled:
-        if compiled != "compile": raise ValueError(f"unknown mode {mode!r}: an autocast mode, optionally with +compile")
+    if state is not None: model.load_state_dict(state)
+    if "compile" in flags:
         for block in model.blocks: block.compile()
     opt = make_optimizer(model, t)
     times, tokens = [], 0
@@ -77,7 +92,8 @@ def one(kind: str, profile: str, steps: int, size: int, mode: str = "off", overr
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", default="small"); ap.add_argument("--steps", type=int, default=6); ap.add_argument("--size", type=int, default=8000)
-    ap.add_argument("--autocast", nargs="+", default=["off", "bf16"], help="autocast modes to time, +compile to compile the layers (the first is the reference)")
+    ap.add_argument("--autocast", nargs="+", default=["off", "bf16"], help="autocast modes to time, +compile to compile the layers, +flush to flush subnormals (the first is the reference)")
+    ap.add_argument("--checkpoint", default=None, help="a pretraining directory (tokenizer.tok, lm.pt or checkpoint.pt): time its trained model instead of fresh ones")
     ap.add_argument("--kinds", nargs="+", default=["bpe", "factorizer", "factorizer_12l"], choices=["bpe", "factorizer", "factorizer_12l"],
                     help="models to time (bpe, the reference, first)")
     ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="settings over the profile's (e.g. lm_hidden=256 lm_ff=683 lm_heads=4)")
@@ -87,12 +103,14 @@ def main():
         kind, mode = a.child.split(":", 1)
         from factorizer_nb.core.data import _convert
         overrides = {k: _convert(v) for k, v in (kv.split("=", 1) for kv in a.set)}
-        print(json.dumps(one(kind, a.profile, a.steps, a.size, mode, overrides))); return
+        print(json.dumps(one(kind, a.profile, a.steps, a.size, mode, overrides, a.checkpoint))); return
+    if a.checkpoint: a.kinds = ["bpe"]                           # one model: the checkpoint's, whatever its tokenizer
     runs = {}
     for mode in a.autocast:
         for kind in ["bpe"] + [k for k in a.kinds if k != "bpe"]:       # a fresh process each, for a clean peak memory
             out = subprocess.run([sys.executable, __file__, "--child", f"{kind}:{mode}", "--profile", a.profile, "--steps", str(a.steps),
-                                  "--size", str(a.size), "--set", *a.set], capture_output=True, text=True, check=True)
+                                  "--size", str(a.size), *(["--checkpoint", a.checkpoint] if a.checkpoint else []), "--set", *a.set],
+                                 capture_output=True, text=True, check=True)
             runs[kind, mode] = json.loads(out.stdout.strip().splitlines()[-1])
     res = {k: r for (k, m), r in runs.items() if m == a.autocast[0]}
     ref = res["bpe"]
@@ -100,6 +118,7 @@ def main():
     print("| model | layers | parameters | output classes | tokens/s | ratio | words/s | ratio | subwords/word | peak RSS MB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     names = {"bpe": "BPE (sentencepiece)", "factorizer": "FACTORIZER (+ extra layers)", "factorizer_12l": "FACTORIZER (no extra layers)"}
+    if a.checkpoint: names["bpe"] = f"trained model in {a.checkpoint}"
     for k, r in res.items():
         print(f"| {names[k]} | {r['layers']} | {r['params']:,} | {r['output_classes']:,} | {r['tokens_per_s']:,.0f} | "
               f"{r['tokens_per_s'] / ref['tokens_per_s']:.2f} | {r['words_per_s']:,.0f} | {r['words_per_s'] / ref['words_per_s']:.2f} | "

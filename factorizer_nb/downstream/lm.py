@@ -768,9 +768,11 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyError, ValueError, DataError) as e:
         raise SystemExit(f"lm: {e.args[0] if isinstance(e, KeyError) and e.args else e}") from None
     device = _init_distributed(a.device)
+    flush = device.type == "cpu" and torch.set_flush_denormal(True)    # before the first parallel op, so that every thread inherits it
     try: path = train_lm(tok, texts, a.out, config=config, training=training, device=device, cache_dir=a.cache)
     except ValueError as e: raise SystemExit(f"lm: {e}") from None
     finally:
+        if flush: torch.set_flush_denormal(False)
         if dist.is_initialized(): dist.destroy_process_group()
     print(path)
     return 0
@@ -806,13 +808,14 @@ PRETRAIN_OUTPUT = "pretrain.out"      # what a pretraining run in its own proces
 
 def pretrain(spec: LMSpec, S: dict, out: str | Path, *, fraction: float = 1.0, processes: int = 1, device: str = "auto",
              cache: str | Path | None = None, threads: int | None = None) -> Path:
-    "Pretrain (or resume, or reuse) the model of `spec`; `processes` > 1 runs it under torchrun, `threads` in its own process on that many threads. Returns the final model's path."
+    "Pretrain (or resume, or reuse) the model of `spec`; `processes` > 1 runs it under torchrun, `threads` on that many threads; on a CPU always in a process of its own, which flushes subnormal floats to zero. Returns the final model's path."
     import subprocess
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     if (out / FINAL).exists(): return reusable_final(out / FINAL, spec, S, fraction, processes)
     args = pretrain_args(S["lang"], S["profile"], spec.tokenizer.save(out / "tokenizer.tok"), out, extra_layers=spec.extra_layers,
                          fraction=fraction, cache=cache, device=device)
-    if processes == 1 and not threads: main(args); return out / FINAL
+    on_gpu = device in ("auto", "cuda") and torch.cuda.is_available()
+    if processes == 1 and not threads and on_gpu: main(args); return out / FINAL   # on a CPU: a process of its own
     cmd, env = pretrain_command(args, processes), os.environ | ({"OMP_NUM_THREADS": str(int(threads))} if threads else {})
     with open(out / PRETRAIN_OUTPUT, "a", encoding="utf-8") as log: done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     if done.returncode:
