@@ -897,6 +897,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments._trained': ( 'downstream/lm_experiments.html#_trained',
                                                                                                                'factorizer_nb/downstream/lm_experiments.py'),
+                                                         'factorizer_nb.downstream.lm_experiments._vocab_file': ( 'downstream/lm_experiments.html#_vocab_file',
+                                                                                                                  'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.finetune_kind': ( 'downstream/lm_experiments.html#finetune_kind',
                                                                                                                     'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.lm_parts': ( 'downstream/lm_experiments.html#lm_parts',

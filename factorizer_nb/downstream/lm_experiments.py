@@ -4,12 +4,13 @@
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #ae55c664
 from __future__ import annotations
-import csv, re, sys, tarfile
+import csv, gzip, re, sys, tarfile, warnings
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Callable, Sequence
 import pandas as pd
 import torch
+from ..core.data import atomic_write
 from .ud_data import UD_METRICS
 from .parser_training import (ParserTraining, train_parser, load_parser, evaluate, tokenizer_sha256, run_fingerprint,
                                                       ledger_hit, read_ledger, write_ledger, FINAL as PARSER_FINAL)
@@ -20,8 +21,8 @@ from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint
 
 
 # %% auto #0
-__all__ = ['PRETRAIN_RECORD', 'LOG_BLOCK', 'FIG6_MODELS', 'FIG7_MODELS', 'LM_PARTS', 'LMExperiment', 'recorded', 'finetune_kind',
-           'lm_parts', 'pack_pretrained', 'main']
+__all__ = ['PRETRAIN_RECORD', 'LOG_BLOCK', 'FIG6_MODELS', 'FIG7_MODELS', 'LM_PARTS', 'VOCAB_PIN', 'LMExperiment', 'recorded',
+           'finetune_kind', 'lm_parts', 'pack_pretrained', 'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
@@ -53,7 +54,7 @@ class LMExperiment(ParserExperiment):
 
     def specs(self, names: Sequence[str] | None = None) -> list[LMSpec]:
         "The models `names` (default: all of `LM_MODELS`), tokenizers trained on the VQ-VAE's word list."
-        return lm_specs(LMSpecsConfig.from_settings(self.S), self.work / "vocab.dawg", self.counts(), self.lm_dir / "tokenizers", names)
+        return lm_specs(LMSpecsConfig.from_settings(self.S), self.vocab_file(), self.counts(), self.lm_dir / "tokenizers", names)
 
     def run_dir(self, spec: LMSpec, fraction: float = 1.0) -> Path:
         "Where one model's pretraining and fine-tuning live (a fraction of the text gets its own directory)."
@@ -268,6 +269,28 @@ def _complete(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, parts: Se
         elif part == "noise": self.noise(spec, self.noise_inputs(), fraction)
         else: self.scratch(spec, fraction)
 LMExperiment.complete = _complete
+
+
+# %% ../../nbs/downstream/45_lm_experiments.ipynb #17f1e6cd
+VOCAB_PIN = "factorizer_vocab.dawg.gz"     # in the ledger's lm/: the FACTORIZER vocabulary of every LM model of a profile
+
+def _vocab_file(self: LMExperiment) -> Path:
+    "The FACTORIZER vocabulary of the LM models: without a ledger, this run's `vocab.dawg`; with one, the vocabulary pinned in the ledger (pinned from this run's the first time), unpacked under `lm/`."
+    made = self.work / "vocab.dawg"
+    if not (self.ledger and self.ledger_dir): return made
+    pin = self.ledger_dir / "lm" / VOCAB_PIN
+    if not pin.exists():
+        if not made.exists(): return made                                     # nothing to pin yet: `lm_specs` says what to run
+        pin.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(pin, lambda p: p.write_bytes(gzip.compress(made.read_bytes(), mtime=0)))   # mtime 0: the same bytes every time
+    data = gzip.decompress(pin.read_bytes())
+    if made.exists() and made.read_bytes() != data:
+        warnings.warn(f"{made} differs from the vocabulary pinned in {pin} (a VQ-VAE trained on another kind of CPU?); the LM models use the pinned one")
+    out = self.lm_dir / "vocab_pinned.dawg"
+    if not out.exists() or out.read_bytes() != data:
+        out.parent.mkdir(parents=True, exist_ok=True); atomic_write(out, lambda p: p.write_bytes(data))
+    return out
+LMExperiment.vocab_file = _vocab_file
 
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #b2d8e6f1
