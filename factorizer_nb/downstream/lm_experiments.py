@@ -21,7 +21,7 @@ from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint
 
 
 # %% auto #0
-__all__ = ['PRETRAIN_RECORD', 'LOG_BLOCK', 'FIG6_MODELS', 'FIG7_MODELS', 'LM_PARTS', 'VOCAB_PIN', 'LMExperiment', 'recorded',
+__all__ = ['VOCAB_PIN', 'PRETRAIN_RECORD', 'LOG_BLOCK', 'FIG6_MODELS', 'FIG7_MODELS', 'LM_PARTS', 'LMExperiment', 'recorded',
            'finetune_kind', 'lm_parts', 'pack_pretrained', 'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
@@ -97,6 +97,28 @@ class LMExperiment(ParserExperiment):
     def pretrain_all(self, specs: Sequence[LMSpec], fractions: Sequence[float] = (1.0,)) -> dict[tuple[str, float], Path]:
         "`pretrain` for every fraction and model, one model at a time (each finished before the next starts): {(name, fraction): path}."
         return {(sp.name, float(f)): self.pretrain(sp, float(f)) for f in fractions for sp in specs}
+
+
+# %% ../../nbs/downstream/45_lm_experiments.ipynb #17f1e6cd
+VOCAB_PIN = "factorizer_vocab.dawg.gz"     # in the ledger's lm/: the FACTORIZER vocabulary of every LM model of a profile
+
+def _vocab_file(self: LMExperiment) -> Path:
+    "The FACTORIZER vocabulary of the LM models: without a ledger, this run's `vocab.dawg`; with one, the vocabulary pinned in the ledger (pinned from this run's the first time), unpacked under `lm/`."
+    made = self.work / "vocab.dawg"
+    if not (self.ledger and self.ledger_dir): return made
+    pin = self.ledger_dir / "lm" / VOCAB_PIN
+    if not pin.exists():
+        if not made.exists(): return made                                     # nothing to pin yet: `lm_specs` says what to run
+        pin.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(pin, lambda p: p.write_bytes(gzip.compress(made.read_bytes(), mtime=0)))   # mtime 0: the same bytes every time
+    data = gzip.decompress(pin.read_bytes())
+    if made.exists() and made.read_bytes() != data:
+        warnings.warn(f"{made} differs from the vocabulary pinned in {pin} (a VQ-VAE trained on another kind of CPU?); the LM models use the pinned one")
+    out = self.lm_dir / "vocab_pinned.dawg"
+    if not out.exists() or out.read_bytes() != data:
+        out.parent.mkdir(parents=True, exist_ok=True); atomic_write(out, lambda p: p.write_bytes(data))
+    return out
+LMExperiment.vocab_file = _vocab_file
 
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #a9606e53
@@ -269,28 +291,6 @@ def _complete(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, parts: Se
         elif part == "noise": self.noise(spec, self.noise_inputs(), fraction)
         else: self.scratch(spec, fraction)
 LMExperiment.complete = _complete
-
-
-# %% ../../nbs/downstream/45_lm_experiments.ipynb #17f1e6cd
-VOCAB_PIN = "factorizer_vocab.dawg.gz"     # in the ledger's lm/: the FACTORIZER vocabulary of every LM model of a profile
-
-def _vocab_file(self: LMExperiment) -> Path:
-    "The FACTORIZER vocabulary of the LM models: without a ledger, this run's `vocab.dawg`; with one, the vocabulary pinned in the ledger (pinned from this run's the first time), unpacked under `lm/`."
-    made = self.work / "vocab.dawg"
-    if not (self.ledger and self.ledger_dir): return made
-    pin = self.ledger_dir / "lm" / VOCAB_PIN
-    if not pin.exists():
-        if not made.exists(): return made                                     # nothing to pin yet: `lm_specs` says what to run
-        pin.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(pin, lambda p: p.write_bytes(gzip.compress(made.read_bytes(), mtime=0)))   # mtime 0: the same bytes every time
-    data = gzip.decompress(pin.read_bytes())
-    if made.exists() and made.read_bytes() != data:
-        warnings.warn(f"{made} differs from the vocabulary pinned in {pin} (a VQ-VAE trained on another kind of CPU?); the LM models use the pinned one")
-    out = self.lm_dir / "vocab_pinned.dawg"
-    if not out.exists() or out.read_bytes() != data:
-        out.parent.mkdir(parents=True, exist_ok=True); atomic_write(out, lambda p: p.write_bytes(data))
-    return out
-LMExperiment.vocab_file = _vocab_file
 
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #b2d8e6f1
