@@ -280,9 +280,9 @@ def lm_parts(name: str, family: str, fraction: float = 1.0) -> list[str]:
     return [p for p, asked in zip(LM_PARTS, (full, True, full and name in FIG6_MODELS, full and name == family)) if asked]
 
 def _complete(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, parts: Sequence[str] | None = None) -> None:
-    "Pretrain `spec`'s model at `fraction`, then compute `parts` of it (default: `lm_parts`, all the notebooks ask) one after another while its weights are at hand."
+    "The pretraining's record of `spec`'s model at `fraction`, then `parts` of it (default: `lm_parts`, all the notebooks ask), one after another while its weights are at hand; the model is pretrained only if a record is missing."
     if unknown := set(parts or ()) - set(LM_PARTS): raise ValueError(f"unknown parts {sorted(unknown)}; known: {', '.join(LM_PARTS)}")
-    self.pretrain(spec, fraction)
+    self.pretraining(spec, fraction)                                            # read back, or pretrained and recorded
     for part in parts or lm_parts(spec.name, spec.family, fraction):
         if part == "perplexity":
             train, held = settings_corpus(self.S)
@@ -332,10 +332,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.tokenizers_only: print(f"tokenizers of {', '.join(sp.name for sp in specs)} in {exp.lm_dir / 'tokenizers'}"); return 0
     for f in fractions:                                                        # pretrain_all's order, each model reported (and packed) when done
         for sp in specs:
-            if a.complete and f != 1 and sp.name not in FIG7_MODELS: continue
+            if a.complete:                                                      # pretrained only where a record is missing
+                if f == 1 or sp.name in FIG7_MODELS: exp.complete(sp, f); print(f"recorded {sp.name}, fraction {f:g}: {exp.record(sp, f)}", flush=True)
+                continue
             path = exp.pretrain(sp, f); print(f"pretrained {sp.name}, fraction {f:g}: {path}", flush=True)
             if a.pack: print(f"packed {pack_pretrained(path, exp.lm_dir, Path(a.pack))}", flush=True)
-            if a.complete: exp.complete(sp, f); print(f"recorded {sp.name}, fraction {f:g}: {exp.record(sp, f)}", flush=True)
     return 0
 
 
