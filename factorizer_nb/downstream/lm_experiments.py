@@ -317,8 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default=None, help="cpu or cuda (default: a GPU where there is one)")
     ap.add_argument("--processes", type=int, default=None, help="pretraining processes (torchrun; default: the profile's lm_processes)")
     ap.add_argument("--tokenizers-only", action="store_true", help="train (or load) the models' tokenizers, then stop: to carry them to another machine")
-    ap.add_argument("--complete", action="store_true", help="after each pretraining, all the notebooks ask of the model (LMExperiment.complete), in the ledger, "
-                    "one model at a time in the order of --models; below fraction 1 only FIG7_MODELS")
+    ap.add_argument("--complete", action="store_true", help="all the notebooks ask of each model (LMExperiment.complete), read back from the ledger or computed and recorded "
+                    "there, pretraining only where a record is missing; one model at a time in the order of --models; below fraction 1 only "
+                    "FIG7_MODELS; --pack does not apply")
     ap.add_argument("--pack", default=None, metavar="DIR", help="also archive each finished model into DIR as soon as it is done (pack_pretrained), to bring it back")
     a = ap.parse_args(argv)
     try:
