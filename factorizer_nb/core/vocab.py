@@ -13,9 +13,10 @@ from .data import BOW, EOW, atomic_write
 
 # %% auto #0
 __all__ = ['NUM_CODEBOOKS', 'CODEBOOK_SIZE', 'FORMAT_MAGIC', 'FORMAT_VERSION', 'RECORD_FORMAT', 'AUTHORS_RECORD_FORMAT',
-           'PAYLOAD_SEPARATOR', 'NUL_KEY', 'DAWG_UNIT_BYTES', 'escape_bytes', 'unescape_key', 'subword_bytes',
-           'bytes_subword', 'has_stray_bytes', 'display_subword', 'triplet_to_flat', 'flat_to_triplet', 'Vocabulary',
-           'byte_complete', 'VocabularyFormatError', 'write_authors_dawg']
+           'PAYLOAD_SEPARATOR', 'NUL_KEY', 'DAWG_UNIT_BYTES', 'TEXT_FORMAT', 'escape_bytes', 'unescape_key',
+           'subword_bytes', 'bytes_subword', 'has_stray_bytes', 'display_subword', 'triplet_to_flat', 'flat_to_triplet',
+           'Vocabulary', 'byte_complete', 'VocabularyFormatError', 'vocab_to_text', 'vocab_from_text',
+           'write_authors_dawg']
 
 # %% ../../nbs/core/02_vocab.ipynb #19e88124
 NUM_CODEBOOKS, CODEBOOK_SIZE = 3, 256
@@ -270,6 +271,42 @@ def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
     if ours and len(vocab) != header.get("size"):
         raise VocabularyFormatError(f"{path}: header says {header.get('size')} subwords, file holds {len(vocab)} (truncated?)")
     return vocab
+
+# %% ../../nbs/core/02_vocab.ipynb #68e4de4c
+TEXT_FORMAT = "factorizer-nb vocabulary text 1"     # the header line's `text_format`
+
+def vocab_to_text(path: str | Path) -> str:
+    "A saved factorizer-nb vocabulary as text that `vocab_from_text` turns back into the same bytes (header line, then `subword<TAB>r g b<TAB>log p`)."
+    path = Path(path)
+    data = path.read_bytes()
+    if not data.startswith(FORMAT_MAGIC): raise VocabularyFormatError(f"{path}: only a factorizer-nb vocabulary file has a text form")
+    header, _ = _read_header(data, path)
+    if header["format_version"] != FORMAT_VERSION:
+        raise VocabularyFormatError(f"{path}: format version {header['format_version']}; load and save it again (version {FORMAT_VERSION}) first")
+    head = dict(text_format=TEXT_FORMAT, file_sha256=hashlib.sha256(data).hexdigest(), meta=header["meta"])
+    rows = (f"{json.dumps(sw)}\t{r} {g} {b}\t{lp!r}" for sw, (r, g, b), lp in Vocabulary.load(path).items())
+    return "\n".join([json.dumps(head, ensure_ascii=True), *rows]) + "\n"
+
+def _text_row(n: int, line: str) -> tuple[str, tuple[int, ...], float]:
+    try:
+        sw, t, lp = line.split("\t")
+        return json.loads(sw), tuple(int(i) for i in t.split(" ")), float(lp)
+    except ValueError as e: raise VocabularyFormatError(f"line {n}: not `subword<TAB>r g b<TAB>log p`: {line[:80]!r}") from e
+
+def vocab_from_text(text: str, path: str | Path) -> Path:
+    "Write the vocabulary file `vocab_to_text` described to `path`, only if it is the original byte for byte (its sha256)."
+    path, lines = Path(path), text.split("\n")
+    try: head = json.loads(lines[0])
+    except ValueError: head = None
+    if not isinstance(head, dict) or head.get("text_format") != TEXT_FORMAT or not {"file_sha256", "meta"} <= head.keys():
+        raise VocabularyFormatError(f"not the text form of a vocabulary (its first line should be a {TEXT_FORMAT!r} header): {lines[0][:80]!r}")
+    vocab = Vocabulary([_text_row(n, l) for n, l in enumerate(lines[1:], 2) if l])
+    def write(t: Path):
+        vocab.save(t, meta=head["meta"])
+        if (got := hashlib.sha256(t.read_bytes()).hexdigest()) != head["file_sha256"]:
+            raise VocabularyFormatError(f"{path}: the text rebuilds a file with sha256 {got[:12]}…, not the original's {head['file_sha256'][:12]}… (edited or truncated text?)")
+    return atomic_write(path, write)
+
 
 # %% ../../nbs/core/02_vocab.ipynb #3f77b8ad
 def write_authors_dawg(items: Iterable[tuple[str, tuple[int, int, int], float]], path: str | Path) -> Path:
