@@ -410,12 +410,23 @@ def _casing_used(S: dict) -> str | None:
     if S.get("case_text", "-") == "-": return "no cased text outside the evaluation split"
     return None
 
+def _spread_counts(freq: str, lang: str, case_text: tuple[str, ...] | None, prior_weight: float) -> tuple[tuple[str, int], ...]:
+    "`freq`'s counts, spread over the casings seen in `case_text` if it is given and the list is case-folded."
+    counts = word_counts(freq)
+    if case_text is not None and is_case_folded(counts, lang): counts = cased_counts(counts, casing_counts(case_text, lang), lang, prior_weight)
+    return tuple(counts)
+
+@lru_cache(maxsize=4)
+def _spread_wordfreq(data: str, *key) -> tuple[tuple[str, int], ...]:
+    "`_spread_counts(*key)` of a wordfreq list, which never changes, cached per data mirror (`data`: where its casings are counted)."
+    return _spread_counts(*key)
+
 def training_counts(S: dict, top_n: int | None = None) -> list[tuple[str, int]]:
-    "The word list the VQ-VAE and same-list baselines train on: `freq`, spread over observed casings unless switched off."
-    counts, lang = word_counts(S["freq"]), S.get("lang", "")
-    if _casing_used(S) is None and is_case_folded(counts, lang):
-        counts = cased_counts(counts, casing_counts(tuple(S["case_text"].split()), lang), lang, float(S["case_prior_weight"]))
-    return counts[:top_n] if top_n else counts
+    "The word list the VQ-VAE and same-list baselines train on: `freq`, spread over observed casings unless switched off (a wordfreq list's spreading cached)."
+    spread = _casing_used(S) is None
+    key = (S["freq"], S.get("lang", ""), tuple(S["case_text"].split()) if spread else None, float(S["case_prior_weight"]) if spread else 0.0)
+    counts = _spread_wordfreq(str(data_dir()), *key) if S["freq"].startswith("wordfreq:") else _spread_counts(*key)   # a count file is read every time
+    return list(counts[:top_n] if top_n else counts)
 
 def casing_note(S: dict) -> str:
     "One line for captions: which casing the training list has, and from which text."

@@ -20,8 +20,8 @@ from ..downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_
 from .reporting import save_table, package_versions, git_state
 
 # %% auto #0
-__all__ = ['PARTS', 'timed', 'vqvae_check', 'lm_check', 'inference_check', 'environment', 'measure', 'record', 'gpu_check',
-           'main']
+__all__ = ['STANDIN_WORDS', 'STANDIN_PIECES', 'PARTS', 'timed', 'vqvae_check', 'lm_check', 'inference_check', 'environment',
+           'measure', 'record', 'gpu_check', 'main']
 
 # %% ../../nbs/infra/96_gpu_check.ipynb #285caf8e
 def _sync(device: torch.device):
@@ -53,10 +53,12 @@ def vqvae_check(S: dict, device: torch.device, steps: int, sampler: WordSampler,
                 seconds_per_step=float(np.median(times)), per_second=cfg.batch_size / float(np.median(times)), unit="words",
                 peak_mb=_peak_mb(device)), st.model.eval()
 
+STANDIN_WORDS, STANDIN_PIECES = 5_000, 1_000   # the LM's vocabulary: its size does not change the step (FACTORIZER's tables are 3 x 256 rows)
+
 def lm_check(S: dict, device: torch.device, steps: int, micro_batch: int):
     "Seconds per step, tokens/s and peak memory of `steps` steps of the profile's FACTORIZER language model on one micro-batch each."
-    counts = training_counts(S, top_n=50_000)
-    tok = Factorizer(byte_complete(unigram_standin_vocab(counts, 8000)), alpha_split=S["alpha_split"])
+    counts = training_counts(S, top_n=STANDIN_WORDS)
+    tok = Factorizer(byte_complete(unigram_standin_vocab(counts, STANDIN_PIECES)), alpha_split=S["alpha_split"])
     cfg, t = LMConfig.from_settings(S, int(S["lm_extra_layers"])), replace(LMTraining.from_settings(S), micro_batch=micro_batch)
     torch.manual_seed(0)
     model = MaskedLM(tok, cfg).to(device)
