@@ -663,6 +663,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                      'factorizer_nb/core/vocab.py'),
                                           'factorizer_nb.core.vocab.vocab_from_text': ( 'core/vocab.html#vocab_from_text',
                                                                                         'factorizer_nb/core/vocab.py'),
+                                          'factorizer_nb.core.vocab.vocab_text_header': ( 'core/vocab.html#vocab_text_header',
+                                                                                          'factorizer_nb/core/vocab.py'),
                                           'factorizer_nb.core.vocab.vocab_to_text': ( 'core/vocab.html#vocab_to_text',
                                                                                       'factorizer_nb/core/vocab.py'),
                                           'factorizer_nb.core.vocab.write_authors_dawg': ( 'core/vocab.html#write_authors_dawg',

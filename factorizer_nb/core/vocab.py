@@ -15,8 +15,8 @@ from .data import BOW, EOW, atomic_write
 __all__ = ['NUM_CODEBOOKS', 'CODEBOOK_SIZE', 'FORMAT_MAGIC', 'FORMAT_VERSION', 'RECORD_FORMAT', 'AUTHORS_RECORD_FORMAT',
            'PAYLOAD_SEPARATOR', 'NUL_KEY', 'DAWG_UNIT_BYTES', 'TEXT_FORMAT', 'escape_bytes', 'unescape_key',
            'subword_bytes', 'bytes_subword', 'has_stray_bytes', 'display_subword', 'triplet_to_flat', 'flat_to_triplet',
-           'Vocabulary', 'byte_complete', 'VocabularyFormatError', 'vocab_to_text', 'vocab_from_text',
-           'write_authors_dawg']
+           'Vocabulary', 'byte_complete', 'VocabularyFormatError', 'vocab_to_text', 'vocab_text_header',
+           'vocab_from_text', 'write_authors_dawg']
 
 # %% ../../nbs/core/02_vocab.ipynb #19e88124
 NUM_CODEBOOKS, CODEBOOK_SIZE = 3, 256
@@ -293,13 +293,18 @@ def _text_row(n: int, line: str) -> tuple[str, tuple[int, ...], float]:
         return json.loads(sw), tuple(int(i) for i in t.split(" ")), float(lp)
     except ValueError as e: raise VocabularyFormatError(f"line {n}: not `subword<TAB>r g b<TAB>log p`: {line[:80]!r}") from e
 
-def vocab_from_text(text: str, path: str | Path) -> Path:
-    "Write the vocabulary file `vocab_to_text` described to `path`, only if it is the original byte for byte (its sha256)."
-    path, lines = Path(path), text.split("\n")
-    try: head = json.loads(lines[0])
+def vocab_text_header(text: str) -> dict:
+    "The header of a vocabulary's text form (`file_sha256`: the file it rebuilds; `meta`), or a `VocabularyFormatError`."
+    first = text.partition("\n")[0]
+    try: head = json.loads(first)
     except ValueError: head = None
     if not isinstance(head, dict) or head.get("text_format") != TEXT_FORMAT or not {"file_sha256", "meta"} <= head.keys():
-        raise VocabularyFormatError(f"not the text form of a vocabulary (its first line should be a {TEXT_FORMAT!r} header): {lines[0][:80]!r}")
+        raise VocabularyFormatError(f"not the text form of a vocabulary (its first line should be a {TEXT_FORMAT!r} header): {first[:80]!r}")
+    return head
+
+def vocab_from_text(text: str, path: str | Path) -> Path:
+    "Write the vocabulary file `vocab_to_text` described to `path`, only if it is the original byte for byte (its sha256)."
+    path, head, lines = Path(path), vocab_text_header(text), text.split("\n")
     vocab = Vocabulary([_text_row(n, l) for n, l in enumerate(lines[1:], 2) if l])
     def write(t: Path):
         vocab.save(t, meta=head["meta"])

@@ -4,14 +4,14 @@
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #ae55c664
 from __future__ import annotations
-import csv, gzip, hashlib, json, lzma, re, sys, tarfile, warnings
+import csv, gzip, hashlib, lzma, re, sys, tarfile, warnings
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Callable, Sequence
 import pandas as pd
 import torch
 from ..core.data import atomic_write
-from ..core.vocab import vocab_to_text, vocab_from_text
+from ..core.vocab import vocab_to_text, vocab_from_text, vocab_text_header
 from .ud_data import UD_METRICS
 from .parser_training import (ParserTraining, train_parser, load_parser, evaluate, tokenizer_sha256, run_fingerprint,
                                                       ledger_hit, read_ledger, write_ledger, FINAL as PARSER_FINAL)
@@ -106,12 +106,11 @@ OLD_VOCAB_PIN = "factorizer_vocab.dawg.gz"  # the same as a gzipped DAWG (an ear
 
 def _sha256(path: Path) -> str | None: return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
 
-def _pin_text(pin: Path) -> tuple[str, str | None]:
-    "The pinned vocabulary's text form and the sha256 of the file it rebuilds (None if its header cannot be read: `vocab_from_text` says why)."
+def _pin_text(pin: Path) -> tuple[str, str]:
+    "The pinned vocabulary's text form and the sha256 of the file it rebuilds."
     try: text = lzma.decompress(pin.read_bytes()).decode("utf-8")
     except (lzma.LZMAError, UnicodeDecodeError) as e: raise ValueError(f"{pin}: not an xz-compressed vocabulary text ({e})") from e
-    try: return text, json.loads(text.partition("\n")[0]).get("file_sha256")
-    except (ValueError, AttributeError): return text, None
+    return text, vocab_text_header(text)["file_sha256"]
 
 def _vocab_file(self: LMExperiment) -> Path:
     "The FACTORIZER vocabulary of the LM models: without a ledger, this run's `vocab.dawg`; with one, the vocabulary pinned in the ledger (pinned from this run's the first time), rebuilt under `lm/`."
@@ -120,16 +119,18 @@ def _vocab_file(self: LMExperiment) -> Path:
     pin, old, out = self.ledger_dir / "lm" / VOCAB_PIN, self.ledger_dir / "lm" / OLD_VOCAB_PIN, self.lm_dir / "vocab_pinned.dawg"
     fresh = not pin.exists()
     if fresh:
-        if old.exists():
+        source = made
+        if old.exists():                                                           # pinned in the earlier layout: unpacked, then converted
             out.parent.mkdir(parents=True, exist_ok=True); atomic_write(out, lambda p: p.write_bytes(gzip.decompress(old.read_bytes())))
-        if not (source := out if old.exists() else made).exists(): return made   # nothing to pin yet: `lm_specs` says what to run
+            source = out
+        if not source.exists(): return made                                        # nothing to pin yet: `lm_specs` says what to run
         text = vocab_to_text(source)
         pin.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(pin, lambda p: p.write_bytes(lzma.compress(text.encode("utf-8"), preset=9)))
     text, sha = _pin_text(pin)
     if made.exists() and _sha256(made) != sha:
         warnings.warn(f"{made} differs from the vocabulary pinned in {pin} (a VQ-VAE trained on another kind of CPU?); the LM models use the pinned one")
-    if fresh or sha is None or _sha256(out) != sha:                                 # a new pin is always rebuilt once, to check it
+    if fresh or _sha256(out) != sha:                                 # a new pin is always rebuilt once, to check it
         out.parent.mkdir(parents=True, exist_ok=True); vocab_from_text(text, out)   # checked against the pin's sha256
     old.unlink(missing_ok=True)                                                    # converted, and the conversion checked
     return out
