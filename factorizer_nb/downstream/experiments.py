@@ -16,7 +16,7 @@ import torch
 from deepsig import aso
 from ..core.data import load_settings, training_counts, run_dir, add_noise, project_root
 from ..core.protocol import Tokenizer
-from .ud_data import read_treebank, syntactic_words, UD_METRICS
+from .ud_data import read_treebank, count_sentences, syntactic_words, UD_METRICS
 from .tokenizer_points import (FAMILIES, Point, factorizer_points, bpe_point, unigram_point, spm_bpe, sage_point,
                                                       SaGePointConfig, subwords_per_word)
 from .parser import ParserConfig, encode_words
@@ -97,8 +97,8 @@ class ParserExperiment:
     "The settings, run directory, UD splits, seeds and parser configuration one language's parser notebooks share."
     S: dict
     work: Path                          # runs/<lang> (or runs/<lang>-<profile>): the FACTORIZER vocabulary and the parser runs
-    full_train: list
-    train: list                         # the first `ud_train_sentences` of `full_train` (all if 0)
+    train_total: int                    # sentences in the whole training treebank
+    train: list                         # its first `ud_train_sentences` (all if 0): only these are read
     dev: list                           # the first `ud_dev_sentences` of the dev treebank (all if 0)
     seeds: list[int]
     config: ParserConfig
@@ -114,9 +114,10 @@ class ParserExperiment:
         S = load_settings(lang, profile)
         if S["parser_train"] in ("", "-") or S["parser_dev"] in ("", "-"):
             raise ValueError(f"{lang} has no training and dev treebank (parser_train/parser_dev in settings.ini)")
-        full, ledgers = read_treebank(S["parser_train"]), project_root() / "data" / "ledger"
-        return cls(S, Path(work_dir) if work_dir else run_dir(lang, profile=profile), full, full[:int(S["ud_train_sentences"]) or None],
-                   read_treebank(S["parser_dev"])[:int(S["ud_dev_sentences"]) or None], [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))],
+        ledgers, first = project_root() / "data" / "ledger", lambda key: int(S[key]) or None    # 0: every sentence
+        return cls(S, Path(work_dir) if work_dir else run_dir(lang, profile=profile), count_sentences(S["parser_train"]),
+                   read_treebank(S["parser_train"], limit=first("ud_train_sentences")), read_treebank(S["parser_dev"], limit=first("ud_dev_sentences")),
+                   [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))],
                    ParserConfig.from_settings(S), ParserTraining.from_settings(S), device or ("cuda" if torch.cuda.is_available() else "cpu"),
                    Path(work_dir) / "ledger" if work_dir else ledgers / f"{lang}-{profile}",
                    tuple(ledgers / f"{lang}-{p}" for p in str(S.get("ud_ledger_shared") or "").split()))

@@ -8,8 +8,9 @@ import argparse, hashlib, json, math, multiprocessing, os, re, sys, time
 from contextlib import nullcontext
 from dataclasses import dataclass, asdict, replace
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 import numpy as np
 import torch
 import torch.distributed as dist
@@ -209,12 +210,18 @@ def paragraphs(source: str) -> tuple[str, ...]:
         elif cur: out.append(" ".join(cur)); cur = []
     return tuple(out)
 
+def _first_seen(items: Iterable[str]) -> Iterator[str]:
+    "Each item once, where it first occurs, lazily."
+    seen = set()
+    for x in items:
+        if x not in seen: seen.add(x); yield x
+
 def lm_corpus(sources: str, heldout_every: int = 50, fraction: float = 1.0, seed: int = 0, limit: int = 0) -> tuple[list[str], list[str]]:
     "(training, held-out) paragraphs of the space-separated `sources` (the first `limit`, 0 = all); every `heldout_every`-th is held out; `fraction` keeps a seeded prefix of the rest."
     if str(sources).strip() in ("", "-"): raise DataError("this language has no pretraining text (lm_text in settings.ini)")
     if not 0 < fraction <= 1: raise ValueError(f"fraction must be in (0, 1], got {fraction}")
-    paras = list(dict.fromkeys(p for s in str(sources).split() for p in paragraphs(s)))   # a repeated paragraph once: none both trains and tests
-    if limit: paras = paras[:limit]
+    stream = (p for s in str(sources).split() for p in (text_lines(s) if limit and ":" in s else paragraphs(s)))   # with a limit, read only as far as needed
+    paras = list(islice(_first_seen(stream), limit or None))       # a repeated paragraph once: none both trains and tests
     held = paras[::heldout_every]
     train = [p for k, p in enumerate(paras) if k % heldout_every]
     order = np.random.default_rng(seed).permutation(len(train))
@@ -804,18 +811,21 @@ def reusable_final(path: str | Path, spec: LMSpec, S: dict, fraction: float = 1.
         raise ValueError(f"{path} was pretrained under another {', '.join(differ)} than {spec.name} has now: remove it to pretrain again")
     return Path(path)
 
-PRETRAIN_OUTPUT = "pretrain.out"      # what a pretraining run in its own process printed (appended to on every resume)
+PRETRAIN_OUTPUT = "pretrain.out"      # what a pretraining run in a process of its own printed (appended to on every resume)
 
 def pretrain(spec: LMSpec, S: dict, out: str | Path, *, fraction: float = 1.0, processes: int = 1, device: str = "auto",
              cache: str | Path | None = None, threads: int | None = None) -> Path:
-    "Pretrain (or resume, or reuse) the model of `spec`; `processes` > 1 runs it under torchrun, `threads` on that many threads; on a CPU always in a process of its own, which flushes subnormal floats to zero. Returns the final model's path."
+    "Pretrain (or resume, or reuse) the model of `spec`; `processes` > 1 runs it under torchrun, `threads` on that many threads in a process of its own; on a CPU with several threads always in a process of its own, whose every thread flushes subnormal floats to zero (with one, this process flushes them while it trains). Returns the final model's path."
     import subprocess
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     if (out / FINAL).exists(): return reusable_final(out / FINAL, spec, S, fraction, processes)
     args = pretrain_args(S["lang"], S["profile"], spec.tokenizer.save(out / "tokenizer.tok"), out, extra_layers=spec.extra_layers,
                          fraction=fraction, cache=cache, device=device)
     on_gpu = device in ("auto", "cuda") and torch.cuda.is_available()
-    if processes == 1 and not threads and on_gpu: main(args); return out / FINAL   # on a CPU: a process of its own
+    if processes == 1 and not threads and (on_gpu or torch.get_num_threads() == 1):   # here: on a GPU, or on a CPU with this one thread
+        try: main(args)
+        except SystemExit as e: raise RuntimeError(f"pretraining {spec.name} failed: {e.code}") from None
+        return out / FINAL
     cmd, env = pretrain_command(args, processes), os.environ | ({"OMP_NUM_THREADS": str(int(threads))} if threads else {})
     with open(out / PRETRAIN_OUTPUT, "a", encoding="utf-8") as log: done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     if done.returncode:

@@ -12,8 +12,8 @@ import conllu
 from ..core.data import DataError, atomic_write, read_text
 
 # %% auto #0
-__all__ = ['UD_METRICS', 'syntactic_words', 'check_tree', 'parse_conllu', 'read_treebank', 'write_conllu', 'lemma_rule',
-           'apply_lemma_rule', 'score_conllu']
+__all__ = ['UD_METRICS', 'syntactic_words', 'check_tree', 'parse_conllu', 'read_treebank', 'count_sentences', 'write_conllu',
+           'lemma_rule', 'apply_lemma_rule', 'score_conllu']
 
 # %% ../../nbs/downstream/40_ud_data.ipynb #cba0e0dd
 def syntactic_words(sent: conllu.TokenList) -> list[dict]:
@@ -43,10 +43,12 @@ def _blocks(text: str) -> Iterable[tuple[int, str]]:
         elif lines: yield start, "\n".join(lines) + "\n\n"; start, lines = None, []
     if lines: yield start, "\n".join(lines) + "\n\n"
 
-def parse_conllu(text: str, source: str = "<text>", check_trees: bool = True) -> list[conllu.TokenList]:
-    "Sentences of CoNLL-U `text`; a malformed sentence or (with `check_trees`) a broken tree raises DataError naming `source` and the line."
+def parse_conllu(text: str, source: str = "<text>", check_trees: bool = True, limit: int | None = None) -> list[conllu.TokenList]:
+    "Sentences of CoNLL-U `text` (the first `limit` only, if given: the rest is neither parsed nor checked); a malformed sentence or (with `check_trees`) a broken tree raises DataError naming `source` and the line."
+    if limit is not None and limit < 0: raise ValueError(f"limit must be at least 0, got {limit}")
     out = []
     for line_no, block in _blocks(text):
+        if limit is not None and len(out) >= limit: break
         for k, line in enumerate(block.splitlines()):
             if line and not line.startswith("#") and line.count("\t") != 9:
                 raise DataError(f"{source}, line {line_no + k}: malformed CoNLL-U (10 tab-separated fields expected, got {line.count(chr(9)) + 1})")
@@ -61,9 +63,13 @@ def parse_conllu(text: str, source: str = "<text>", check_trees: bool = True) ->
             out.append(sent)
     return out
 
-def read_treebank(rel: str, check_trees: bool = True) -> list[conllu.TokenList]:
-    "A treebank from the data directory (see `core.data`), parsed and checked with `parse_conllu`."
-    return parse_conllu(read_text(rel), rel, check_trees)
+def read_treebank(rel: str, check_trees: bool = True, limit: int | None = None) -> list[conllu.TokenList]:
+    "A treebank from the data directory (see `core.data`), parsed and checked with `parse_conllu` (its first `limit` sentences only, if given)."
+    return parse_conllu(read_text(rel), rel, check_trees, limit)
+
+def count_sentences(rel: str) -> int:
+    "How many sentences a treebank from the data directory has, counted without parsing them."
+    return sum(1 for _ in _blocks(read_text(rel)))
 
 # %% ../../nbs/downstream/40_ud_data.ipynb #25f1f006
 def write_conllu(sents: Iterable[conllu.TokenList], path: str | Path) -> Path:
