@@ -14,9 +14,9 @@ import pandas as pd
 import conllu
 import torch
 from deepsig import aso
-from ..core.data import load_settings, training_counts, run_dir, add_noise, project_root
+from ..core.data import load_settings, training_counts, run_dir, add_noise, project_root, read_text
 from ..core.protocol import Tokenizer
-from .ud_data import read_treebank, count_sentences, syntactic_words, UD_METRICS
+from .ud_data import read_treebank, parse_conllu, count_sentences, syntactic_words, UD_METRICS
 from .tokenizer_points import (FAMILIES, Point, factorizer_points, bpe_point, unigram_point, spm_bpe, sage_point,
                                                       SaGePointConfig, subwords_per_word)
 from .parser import ParserConfig, encode_words
@@ -115,8 +115,9 @@ class ParserExperiment:
         if S["parser_train"] in ("", "-") or S["parser_dev"] in ("", "-"):
             raise ValueError(f"{lang} has no training and dev treebank (parser_train/parser_dev in settings.ini)")
         ledgers, first = project_root() / "data" / "ledger", lambda key: int(S[key]) or None    # 0: every sentence
-        return cls(S, Path(work_dir) if work_dir else run_dir(lang, profile=profile), count_sentences(S["parser_train"]),
-                   read_treebank(S["parser_train"], limit=first("ud_train_sentences")), read_treebank(S["parser_dev"], limit=first("ud_dev_sentences")),
+        train_text = read_text(S["parser_train"])                                                 # read once: counted, and its first sentences parsed
+        return cls(S, Path(work_dir) if work_dir else run_dir(lang, profile=profile), count_sentences(train_text),
+                   parse_conllu(train_text, S["parser_train"], limit=first("ud_train_sentences")), read_treebank(S["parser_dev"], limit=first("ud_dev_sentences")),
                    [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))],
                    ParserConfig.from_settings(S), ParserTraining.from_settings(S), device or ("cuda" if torch.cuda.is_available() else "cpu"),
                    Path(work_dir) / "ledger" if work_dir else ledgers / f"{lang}-{profile}",

@@ -67,9 +67,9 @@ def read_treebank(rel: str, check_trees: bool = True, limit: int | None = None) 
     "A treebank from the data directory (see `core.data`), parsed and checked with `parse_conllu` (its first `limit` sentences only, if given)."
     return parse_conllu(read_text(rel), rel, check_trees, limit)
 
-def count_sentences(rel: str) -> int:
-    "How many sentences a treebank from the data directory has, counted without parsing them."
-    return sum(1 for _ in _blocks(read_text(rel)))
+def count_sentences(text: str) -> int:
+    "How many sentences CoNLL-U `text` has, counted without parsing them."
+    return sum(1 for _ in _blocks(text))
 
 # %% ../../nbs/downstream/40_ud_data.ipynb #25f1f006
 def write_conllu(sents: Iterable[conllu.TokenList], path: str | Path) -> Path:
