@@ -253,6 +253,13 @@ def test_lm_notebooks_tiny(tmp_path):
     assert set(fig6.model) == {"BPE", "FACTORIZER"} and set(fig6.p_noise) == {0.0, 0.1}
     clean = fig6[fig6.p_noise == 0].set_index("model").LAS
     assert np.allclose(clean.loc[["BPE", "FACTORIZER"]], t1.set_index("model").LAS.loc[["BPE", "FACTORIZER"]].astype(float), atol=0.01)
+    assert "Held-out pseudo-perplexity per word over the unigram model's" in json.loads((out / "fig6_lm_noise_en.manifest.json").read_text())["caption"]
+    for name, nb in (("fig6_lm_noise_en", "47_fig6_lm_noise"), ("table_lm_gates_en", "44_lm_gates"), ("table1_lm_ablation_en", "45_lm_tables"),
+                     ("table_lm_tokenizers_en", "45_lm_tables"), ("fig7_scarcity_en", "46_fig7_scarcity")):
+        m = json.loads((out / f"{name}.manifest.json").read_text())         # which notebook wrote it, and the training behind its records
+        assert m["notebook"]["path"] == f"nbs/paper/lm/{nb}.ipynb" and m["notebook"]["seconds"] > 0, (name, m.get("notebook"))
+        assert m["compute"]["pretrained_models"] >= 1 and m["compute"]["parser_runs"] >= 1 and m["compute"]["pretrain_hours"] >= 0, (name, m["compute"])
+        assert "h of pretraining" in m["caption"], name
     for d in (tmp_path / "work" / "lm").glob("*/full/ud/seed*"):              # kept predictions re-score to the tables' numbers
         s = score_conllu(d / "dev.gold.conllu", d / "dev.conllu")
         assert 0 <= s["LAS"] <= 100

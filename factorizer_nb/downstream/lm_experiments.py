@@ -4,7 +4,7 @@
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #ae55c664
 from __future__ import annotations
-import csv, gzip, hashlib, lzma, re, sys, tarfile, warnings
+import csv, gzip, hashlib, json, lzma, re, sys, tarfile, warnings
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Callable, Sequence
@@ -23,7 +23,7 @@ from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint
 
 # %% auto #0
 __all__ = ['VOCAB_PIN', 'OLD_VOCAB_PIN', 'PRETRAIN_RECORD', 'LOG_BLOCK', 'FIG6_MODELS', 'FIG7_MODELS', 'LM_PARTS', 'LMExperiment',
-           'recorded', 'finetune_kind', 'lm_parts', 'pack_pretrained', 'main']
+           'recorded', 'finetune_kind', 'lm_parts', 'compute_summary', 'compute_note', 'pack_pretrained', 'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
@@ -308,6 +308,35 @@ def _complete(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, parts: Se
         else: self.scratch(spec, fraction)
 LMExperiment.complete = _complete
 
+
+# %% ../../nbs/downstream/45_lm_experiments.ipynb #aaebb6ba
+def _compute(self: LMExperiment, specs: Sequence[LMSpec], fractions: Sequence[float] = (1.0,), kinds: Sequence[str] = ("ud", "scratch")) -> pd.DataFrame:
+    "Seconds of training behind the ledger's records of `specs` at `fractions`: the pretraining, and this experiment's seeds' parser runs of `kinds` (run directories, globs allowed: 'ud' the fine-tunings, 'scratch' the from-scratch parsers, 'ud*' with the controls) summed over their epochs; one row per model and fraction (NaN: no record)."
+    rows, ours = [], {f"seed{s}.json" for s in self.seeds}     # not `seed<k>.<evaluation>.json`, a run's evaluations
+    for sp in specs:
+        for f in fractions:
+            top = self.record(sp, float(f))
+            if top is None: raise ValueError("compute reads the ledger: set up the experiment with ledger=True")
+            pre = top / PRETRAIN_RECORD
+            runs = [sum(float(r.get("seconds") or 0) for r in json.loads(p.read_text(encoding="utf-8"))["log"])
+                    for k in kinds for p in sorted(top.glob(f"{k}/seed*.json")) if p.name in ours]
+            rows.append(dict(model=sp.name, fraction=float(f),
+                             pretrain_seconds=json.loads(pre.read_text(encoding="utf-8"))["scores"]["pretrain_seconds"] if pre.exists() else float("nan"),
+                             parser_seconds=sum(runs) if runs else float("nan"), parser_runs=len(runs)))
+    return pd.DataFrame(rows)
+LMExperiment.compute = _compute
+
+def compute_summary(c: pd.DataFrame) -> dict:
+    "`LMExperiment.compute`'s rows `c` summed, for a manifest: hours of pretraining and of parser training, and how many models and runs."
+    return dict(pretrain_hours=round(float(c.pretrain_seconds.sum()) / 3600, 2), pretrained_models=int(c.pretrain_seconds.notna().sum()),
+                parser_hours=round(float(c.parser_seconds.sum()) / 3600, 2), parser_runs=int(c.parser_runs.sum()))
+
+def compute_note(c: pd.DataFrame) -> str:
+    "One sentence for a caption: the hours of training that `LMExperiment.compute`'s rows `c` sum to."
+    s, n = compute_summary(c), lambda k, what: f"{k} {what}{'' if k == 1 else 's'}"
+    return (f" The ledger's records behind it took {s['pretrain_hours']:.1f} h of pretraining ({n(s['pretrained_models'], 'model')}) and "
+            f"{s['parser_hours']:.1f} h of parser training ({n(s['parser_runs'], 'run')}; each run's own seconds, so seeds trained side by "
+            f"side count twice); re-run from the ledger, it takes minutes.")
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #b2d8e6f1
 def pack_pretrained(model: Path, lm_dir: Path, out_dir: Path) -> Path:

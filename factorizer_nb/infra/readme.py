@@ -9,14 +9,16 @@ from pathlib import Path
 from ..core.data import atomic_write, project_root
 
 # %% auto #0
-__all__ = ['GENERATED_NOTICE', 'RESULTS_MARKER', 'render_readme', 'results_table', 'main']
+__all__ = ['GENERATED_NOTICE', 'RESULTS_MARKER', 'LM_MARKER', 'LM_NOTEBOOKS', 'render_readme', 'results_table', 'lm_table',
+           'main']
 
 # %% ../../nbs/infra/93_readme.ipynb #e509691e
 GENERATED_NOTICE = "<!-- generated from nbs/index.ipynb by `make readme`; edit the notebook, not this file -->\n\n"
-RESULTS_MARKER = "<!-- results-index -->"
+RESULTS_MARKER, LM_MARKER = "<!-- results-index -->", "<!-- lm-notebooks -->"
+LM_NOTEBOOKS = "nbs/paper/lm/"
 
-def render_readme(index: str | Path, results: str | None = None) -> str:
-    "The README text: the markdown cells of the index notebook, in order, separated by blank lines; `results` replaces the results marker."
+def render_readme(index: str | Path, results: str | None = None, lm: str | None = None) -> str:
+    "The README text: the markdown cells of the index notebook, in order, separated by blank lines; `results` and `lm` replace their markers."
     try: nb = json.loads(Path(index).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e: raise ValueError(f"{index} is not a readable notebook: {e}") from None
     cells = nb.get("cells") if isinstance(nb, dict) else None
@@ -24,7 +26,9 @@ def render_readme(index: str | Path, results: str | None = None) -> str:
     if any(c.get("cell_type") == "code" for c in cells): raise ValueError(f"{index} must hold only markdown cells (its code is shown, not run)")
     parts = ["".join(c.get("source", "")).strip() for c in cells if c.get("cell_type") == "markdown"]
     text = GENERATED_NOTICE + "\n\n".join(p for p in parts if p) + "\n"
-    return text.replace(RESULTS_MARKER, results.strip()) if results is not None else text
+    for marker, table in ((RESULTS_MARKER, results), (LM_MARKER, lm)):
+        if table is not None: text = text.replace(marker, table.strip())
+    return text
 
 def results_table(root: Path) -> str | None:
     "The headline rows of the committed results index (`figures/results_index.csv`) as Markdown, or None if there is none."
@@ -33,13 +37,41 @@ def results_table(root: Path) -> str | None:
     f = Path(root) / "figures" / f"{INDEX}.csv"
     return compact_markdown(pd.read_csv(f, dtype=str).fillna("")) if f.is_file() else None
 
+def _hours(c: dict) -> str:
+    "A manifest's `compute` in words."
+    n = lambda k, what: f"{k} {what}{'' if k == 1 else 's'}"
+    return (f"{c['pretrain_hours']:.1f} h pretraining ({n(c['pretrained_models'], 'model')}), "
+            f"{c['parser_hours']:.1f} h parsers ({n(c['parser_runs'], 'run')})")
+
+def _duration(s: float) -> str: return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
+
+def lm_table(root: Path) -> str | None:
+    "The language-model notebooks' committed outputs under `figures/<profile>/`, one row per notebook and profile: the outputs, the training behind them and the notebook's last run time, from their manifests; None if no manifest names such a notebook."
+    rows = {}
+    for f in sorted((Path(root) / "figures").glob("*/*.manifest.json")):
+        try: m = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError): continue                              # a broken manifest is check-outputs' to report
+        nb = m.get("notebook") or {}
+        if not str(nb.get("path", "")).startswith(LM_NOTEBOOKS): continue
+        r = rows.setdefault((nb["path"], f.parent.name), dict(outputs=[], seconds=0, compute=None))
+        name = f.name.removesuffix(".manifest.json")
+        r["outputs"].append(f"[{name}](figures/{f.parent.name}/{name}{'.png' if f.with_name(name + '.png').exists() else '.csv'})")
+        r["seconds"] = max(r["seconds"], float(nb.get("seconds") or 0))
+        if (c := m.get("compute")) and (r["compute"] is None or c["pretrain_hours"] > r["compute"]["pretrain_hours"]): r["compute"] = c
+    if not rows: return None
+    lines = ["| notebook | profile | outputs | training behind its records | its last run |", "|---|---|---|---|---:|"]
+    for (nb, profile), r in sorted(rows.items()):
+        lines.append(f"| [{Path(nb).stem}]({nb}) | {profile} | {', '.join(r['outputs'])} | {_hours(r['compute']) if r['compute'] else 'not recorded'} "
+                     f"| {_duration(r['seconds'])} |")
+    return "\n".join(lines) + "\n"
+
 # %% ../../nbs/infra/93_readme.ipynb #94e87cca
 def main(argv: list[str] | None = None) -> int:
     "Write README.md from nbs/index.ipynb, or with `--check` exit 1 if it is out of date."
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--check", action="store_true", help="only compare, do not write")
     a, root = ap.parse_args(argv), project_root()
-    text, out = render_readme(root / "nbs" / "index.ipynb", results_table(root)), root / "README.md"
+    text, out = render_readme(root / "nbs" / "index.ipynb", results_table(root), lm_table(root)), root / "README.md"
     if a.check:
         if out.exists() and out.read_text(encoding="utf-8") == text: return 0
         print("README.md differs from nbs/index.ipynb: run `make readme`", file=sys.stderr); return 1

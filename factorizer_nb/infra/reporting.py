@@ -4,15 +4,15 @@
 
 # %% ../../nbs/infra/90_reporting.ipynb #df4e417e
 from __future__ import annotations
-import datetime, hashlib, json, platform, subprocess, sys
+import datetime, hashlib, json, os, platform, subprocess, sys, time
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from ..core.data import DEFAULT_PROFILE, project_root, read_bytes, registry
 
 # %% auto #0
-__all__ = ['PACKAGES', 'VOLATILE_SETTINGS', 'git_state', 'package_versions', 'data_checksums', 'thread_counts', 'manifest',
-           'figure_dir', 'save_figure', 'save_table', 'output_problems', 'main']
+__all__ = ['PACKAGES', 'NOTEBOOK_ENV', 'VOLATILE_SETTINGS', 'git_state', 'package_versions', 'data_checksums', 'thread_counts',
+           'running_notebook', 'manifest', 'figure_dir', 'save_figure', 'save_table', 'output_problems', 'main']
 
 # %% ../../nbs/infra/90_reporting.ipynb #d3cc8661
 PACKAGES = ("factorizer-nb", "torch", "numpy", "sentencepiece", "tokenizers", "gensim", "wordfreq", "dawg2", "conllu",
@@ -53,12 +53,21 @@ def thread_counts() -> dict:
     torch = sys.modules.get("torch")
     return dict(torch=torch.get_num_threads() if torch else None, sentencepiece=spm_threads())
 
+NOTEBOOK_ENV = "FACTORIZER_NB_NOTEBOOK"      # set by `run_notebooks` for the kernel it starts: "<notebook path>@<start, seconds since the epoch>"
+
+def running_notebook() -> dict:
+    "The notebook this process runs under `run_notebooks` (its path, and the seconds since it started), or {} outside one."
+    path, _, start = os.environ.get(NOTEBOOK_ENV, "").rpartition("@")
+    try: return dict(path=path, seconds=round(time.time() - float(start))) if path else {}
+    except ValueError: return {}                                         # a malformed value: say nothing rather than something wrong
+
 def manifest(caption: str, settings: dict, seeds: dict, data_files=(), **extra) -> dict:
-    "The run record written beside every figure and table."
+    "The run record written beside every figure and table (with `notebook`: which one wrote it, and how long it had run, where `run_notebooks` ran it)."
     if not caption.strip(): raise ValueError("a caption is required: say what was measured and how it differs from the paper")
     return dict(caption=caption, created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 git=git_state(), settings=settings, seeds=seeds, packages=package_versions(),
-                python=platform.python_version(), threads=thread_counts(), data=data_checksums(data_files), **extra)
+                python=platform.python_version(), threads=thread_counts(), data=data_checksums(data_files),
+                **({"notebook": nb} if (nb := running_notebook()) else {}), **extra)
 
 # %% ../../nbs/infra/90_reporting.ipynb #7ccf2c69
 def figure_dir(profile: str = DEFAULT_PROFILE) -> Path:

@@ -4,9 +4,10 @@
 
 # %% ../../nbs/infra/91_reproduce.ipynb #2ba6ff50
 from __future__ import annotations
-import argparse, logging, sys, time
+import argparse, logging, os, sys, time
 from pathlib import Path
 from ..core.data import LANGS, load_settings, project_root, run_dir
+from .reporting import NOTEBOOK_ENV
 
 # %% auto #0
 __all__ = ['log', 'paper_notebooks', 'requirements', 'missing_requirements', 'run_notebooks', 'run_summaries', 'main']
@@ -44,11 +45,16 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
             if (lacking := missing_requirements(nb, load_settings(lang_param or lang, profile))):
                 log.info("skipped %s/%s: no %s for this language in settings.ini", lang, nb.name, ", ".join(lacking))
                 results[(lang, nb.name)] = None; continue
+            name = nb.resolve().relative_to(root).as_posix() if nb.resolve().is_relative_to(root) else nb.name
+            before, os.environ[NOTEBOOK_ENV] = os.environ.get(NOTEBOOK_ENV), f"{name}@{t0}"   # the kernel's manifests name it (`running_notebook`)
             try:
                 pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=dict(lang=lang_param or lang, profile=profile, **(parameters or {})),
                                     cwd=str(nb.parent), kernel_name=kernel_name, progress_bar=False)
             except Exception as e:                           # papermill raises PapermillExecutionError and others; keep going
                 err = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
+            finally:
+                if before is None: os.environ.pop(NOTEBOOK_ENV, None)
+                else: os.environ[NOTEBOOK_ENV] = before
             results[(lang, nb.name)] = err
             log.log(logging.ERROR if err else logging.INFO, "%s %s/%s in %.0fs%s", "FAILED" if err else "ok", lang, nb.name,
                     time.time() - t0, f": {err}" if err else "")
