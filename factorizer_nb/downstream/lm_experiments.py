@@ -273,13 +273,14 @@ def _scratch(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, progress: 
 LMExperiment.scratch = _scratch
 
 def _dev_curves(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> pd.DataFrame:
-    "Dev scores per scored epoch of `spec`'s fine-tuning runs (controls included) and from-scratch runs (from their logs): model, kind, seed, epoch and the metrics."
+    "Dev scores per scored epoch of `spec`'s fine-tuning runs (controls included) and from-scratch runs of this experiment's seeds (from their logs): model, kind, seed, epoch and the metrics."
     rows, top = [], self.run_dir(spec, fraction)
     for kind in sorted(d.name for d in top.glob("ud*")) + ["scratch"]:
         if kind == "scratch": label = "from scratch"
         elif m := re.fullmatch(r"ud(-init)?(?:-bilstm([1-9]\d*))?", kind): label = finetune_kind(not m[1], int(m[2] or 0))[1]
         else: continue                                                          # not a fine-tuning of ours
         for log in sorted((top / kind).glob(f"seed*/{LOG}")):
+            if log.parent.name not in {f"seed{s}" for s in self.seeds}: continue   # another run's seed (a notebook may ask for fewer)
             for r in csv.DictReader(open(log, encoding="utf-8")):
                 if r.get("LAS"): rows.append(dict(model=spec.name, kind=label, seed=int(log.parent.name[4:]),
                                                   epoch=int(r["epoch"]), **{m: float(r[m]) for m in UD_METRICS if r.get(m)}))
