@@ -23,7 +23,8 @@ from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint
 
 # %% auto #0
 __all__ = ['VOCAB_PIN', 'OLD_VOCAB_PIN', 'PRETRAIN_RECORD', 'LOG_BLOCK', 'FIG6_MODELS', 'FIG7_MODELS', 'LM_PARTS', 'LMExperiment',
-           'recorded', 'finetune_kind', 'lm_parts', 'compute_summary', 'compute_note', 'pack_pretrained', 'main']
+           'recorded', 'finetune_kind', 'lm_parts', 'compute_summary', 'compute_note', 'pack_pretrained',
+           'fraction_order', 'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
@@ -353,6 +354,10 @@ def pack_pretrained(model: Path, lm_dir: Path, out_dir: Path) -> Path:
 
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #e8b2f5c1
+def fraction_order(fractions: Sequence[float]) -> list[float]:
+    "The order the command line runs `fractions` in: the whole text first (the tables), then the smallest first, where Figure 7's claim lies, so that whether a yet smaller fraction is needed shows soonest."
+    return sorted(dict.fromkeys(float(f) for f in fractions), key=lambda f: (f != 1, f))
+
 def main(argv: list[str] | None = None) -> int:
     "Command line: pretrain (or reuse) the LM notebooks' models of one language and profile, on a GPU where there is one; with `--complete`, everything the notebooks ask of each model, recorded in the ledger."
     import argparse
@@ -377,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         specs = sorted(exp.specs(names), key=lambda sp: names.index(sp.name))
     except (KeyError, ValueError, FileNotFoundError) as e: raise SystemExit(f"lm_experiments: {e}") from None
     if a.tokenizers_only: print(f"tokenizers of {', '.join(sp.name for sp in specs)} in {exp.lm_dir / 'tokenizers'}"); return 0
-    for f in fractions:                                                        # pretrain_all's order, each model reported (and packed) when done
+    for f in fraction_order(fractions):                                        # each model reported (and packed) when done
         for sp in specs:
             if a.complete:                                                      # pretrained only where a record is missing
                 if f == 1 or sp.name in FIG7_MODELS: exp.complete(sp, f); print(f"recorded {sp.name}, fraction {f:g}: {exp.record(sp, f)}", flush=True)
