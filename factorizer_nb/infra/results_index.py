@@ -243,12 +243,19 @@ def fz_fig7(o):
     if s is None: return None
     s = s[s.evaluation == "deterministic"]
     g = s.groupby(["family", "fraction"]).LAS.mean()
-    lo = s.fraction.min()
-    loss = {fam: g[fam].loc[1.0] - g[fam].loc[lo] for fam in ("BPE", "FACTORIZER")}
+    fams, k64 = ("BPE", "FACTORIZER"), 1 / 64
+    lo, at64 = s.fraction.min(), s.fraction[s.fraction >= k64 - 1e-12].min()   # the smallest fraction run, and the smallest at or above 1/64
+    loss = lambda fam, f: g[fam].loc[1.0] - g[fam].loc[f]
     value = (f"LAS from the whole text to 1/{round(1 / lo)} ({s.seed.nunique()} fine-tuning seeds): " +
-             ", ".join(f"{fam} {fmt(g[fam].loc[1.0])} → {fmt(g[fam].loc[lo])}" for fam in loss))
-    return Ours(value, "holds" if max(abs(v) for v in loss.values()) < 1 else "contradicted",
-                "holding down to 1/64 is tested; fractions below 1/64 were not run; " + lm_learned(o, o.used[-1]))
+             ", ".join(f"{fam} " + " → ".join(fmt(g[fam].loc[f]) for f in sorted(g[fam].index, reverse=True)) for fam in fams))
+    holds_64 = max(abs(loss(fam, at64)) for fam in fams) < 1                   # the paper: every model holds down to 1/64
+    if lo < k64 - 1e-12:                                                       # below 1/64 the paper has FACTORIZER less sensitive
+        below = {fam: g[fam].loc[at64] - g[fam].loc[lo] for fam in fams}
+        note = (f"from 1/{round(1 / at64)} to 1/{round(1 / lo)}: BPE loses {fmt(below['BPE'])}, FACTORIZER {fmt(below['FACTORIZER'])} LAS; ")
+        verdict = both(holds_64, below["FACTORIZER"] < below["BPE"])
+    else:
+        note, verdict = "holding down to 1/64 is tested; fractions below 1/64 were not run; ", "holds" if holds_64 else "contradicted"
+    return Ours(value, verdict, note + lm_learned(o, o.used[-1]))
 
 def fz_fig8(o):
     c = o.csv("fig8_colors_en")
