@@ -46,16 +46,17 @@ def _hours(c: dict) -> str:
 def _duration(s: float) -> str: return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 def lm_table(root: Path) -> str | None:
-    "The language-model notebooks' committed outputs under `figures/<profile>/`, one row per notebook and profile: the outputs, the training behind them and the notebook's last run time, from their manifests; None if no manifest names such a notebook."
-    rows = {}
-    for f in sorted((Path(root) / "figures").glob("*/*.manifest.json")):
+    "The language-model notebooks' committed outputs under `figures/` (the default profile) and `figures/<profile>/`, one row per notebook and profile: the outputs, the training behind them and the notebook's last run time, from their manifests; None if no manifest names such a notebook."
+    rows, top = {}, Path(root) / "figures"
+    for f in sorted([*top.glob("*.manifest.json"), *top.glob("*/*.manifest.json")]):
         try: m = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, ValueError): continue                              # a broken manifest is check-outputs' to report
         nb = m.get("notebook") or {}
         if not str(nb.get("path", "")).startswith(LM_NOTEBOOKS): continue
-        r = rows.setdefault((nb["path"], f.parent.name), dict(outputs=[], seconds=0, compute=None))
+        folder = f.parent.relative_to(top).as_posix()                       # "." for the default profile
+        r = rows.setdefault((nb["path"], (m.get("settings") or {}).get("profile") or folder), dict(outputs=[], seconds=0, compute=None))
         name = f.name.removesuffix(".manifest.json")
-        r["outputs"].append(f"[{name}](figures/{f.parent.name}/{name}{'.png' if f.with_name(name + '.png').exists() else '.csv'})")
+        r["outputs"].append(f"[{name}]({(Path('figures') / folder / name).as_posix()}{'.png' if f.with_name(name + '.png').exists() else '.csv'})")
         r["seconds"] = max(r["seconds"], float(nb.get("seconds") or 0))
         if (c := m.get("compute")) and (r["compute"] is None or c["pretrain_hours"] > r["compute"]["pretrain_hours"]): r["compute"] = c
     if not rows: return None
