@@ -20,11 +20,11 @@ from .ud_data import read_treebank, parse_conllu, count_sentences, syntactic_wor
 from .tokenizer_points import (FAMILIES, Point, factorizer_points, bpe_point, unigram_point, spm_bpe, sage_point,
                                                       SaGePointConfig, subwords_per_word)
 from .parser import ParserConfig, encode_words
-from .parser_training import LOG, ParserTraining, train_parser, train_parser_threads
+from .parser_training import LOG, ParserTraining, ledger_hit, train_parser, train_parser_threads
 
 # %% auto #0
-__all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'train_parsers', 'run_grid', 'learning_curves',
-           'summarise', 'frontier_gap', 'aso_eps_min', 'ParserExperiment']
+__all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'thread_shares', 'train_parsers', 'run_grid',
+           'learning_curves', 'summarise', 'frontier_gap', 'aso_eps_min', 'ParserExperiment']
 
 # %% ../../nbs/downstream/43_experiments.ipynb #accc9af2
 def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0) -> list[list[str]]:
@@ -33,12 +33,21 @@ def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0
             for i, s in enumerate(sents)]
 
 # %% ../../nbs/downstream/43_experiments.ipynb #9fbcff82
+def thread_shares(todo: Sequence[bool], workers: int, total: int) -> list[int]:
+    "Torch threads for each run of a list trained `workers` at a time on `total` threads (`todo`: which runs train; the others are read back): full rounds share the threads out, and the runs of a last, partial round get the threads the idle workers leave."
+    n = sum(todo)
+    rest = n % workers                                                          # runs in the last round, when it is not full
+    shares, k = [], 0
+    for t in todo:
+        shares.append(max(1, total // (rest if t and k >= n - rest else workers))); k += bool(t)
+    return shares
+
 def train_parsers(kws: Sequence[dict], workers: int = 1) -> list[dict[str, float]]:
-    "`train_parser(**kw)` for each of `kws`, `workers` at a time in their own processes, each on its share of the threads; the dev scores in order."
+    "`train_parser(**kw)` for each of `kws`, `workers` at a time in their own processes, each on its share of the threads (`thread_shares`: a last run alone gets them all); the dev scores in order."
     if workers > 1 and len(kws) > 1:
-        threads = max(1, torch.get_num_threads() // workers)                   # the cores shared out, not oversubscribed
+        threads = thread_shares([ledger_hit(**kw) is None for kw in kws], workers, torch.get_num_threads())
         with ProcessPoolExecutor(min(workers, len(kws)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            return list(pool.map(train_parser_threads, [threads] * len(kws), kws))
+            return list(pool.map(train_parser_threads, threads, kws))
     return [train_parser(**kw) for kw in kws]
 
 def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: str | Path, seeds: Sequence[int], *,
