@@ -695,6 +695,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                          'factorizer_nb/downstream/experiments.py'),
                                                       'factorizer_nb.downstream.experiments.summarise': ( 'downstream/experiments.html#summarise',
                                                                                                           'factorizer_nb/downstream/experiments.py'),
+                                                      'factorizer_nb.downstream.experiments.thread_phases': ( 'downstream/experiments.html#thread_phases',
+                                                                                                              'factorizer_nb/downstream/experiments.py'),
                                                       'factorizer_nb.downstream.experiments.thread_shares': ( 'downstream/experiments.html#thread_shares',
                                                                                                               'factorizer_nb/downstream/experiments.py'),
                                                       'factorizer_nb.downstream.experiments.train_parsers': ( 'downstream/experiments.html#train_parsers',

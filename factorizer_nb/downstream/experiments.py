@@ -23,8 +23,8 @@ from .parser import ParserConfig, encode_words
 from .parser_training import LOG, ParserTraining, ledger_hit, train_parser, train_parser_threads
 
 # %% auto #0
-__all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'thread_shares', 'train_parsers', 'run_grid',
-           'learning_curves', 'summarise', 'frontier_gap', 'aso_eps_min', 'ParserExperiment']
+__all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'thread_shares', 'thread_phases', 'train_parsers',
+           'run_grid', 'learning_curves', 'summarise', 'frontier_gap', 'aso_eps_min', 'ParserExperiment']
 
 # %% ../../nbs/downstream/43_experiments.ipynb #accc9af2
 def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0) -> list[list[str]]:
@@ -42,13 +42,20 @@ def thread_shares(todo: Sequence[bool], workers: int, total: int) -> list[int]:
         shares.append(max(1, total // (rest if t and k >= n - rest else workers))); k += bool(t)
     return shares
 
+def thread_phases(shares: Sequence[int]) -> list[list[int]]:
+    "The runs (indices) of `thread_shares`' list in the order `train_parsers` trains them: the full rounds first, then the partial round's runs, whose shares are larger."
+    last = [i for i, s in enumerate(shares) if s > min(shares, default=0)]
+    return [p for p in ([i for i in range(len(shares)) if i not in last], last) if p]
+
 def train_parsers(kws: Sequence[dict], workers: int = 1) -> list[dict[str, float]]:
-    "`train_parser(**kw)` for each of `kws`, `workers` at a time in their own processes, each on its share of the threads (`thread_shares`: a last run alone gets them all); the dev scores in order."
-    if workers > 1 and len(kws) > 1:
-        threads = thread_shares([ledger_hit(**kw) is None for kw in kws], workers, torch.get_num_threads())
-        with ProcessPoolExecutor(min(workers, len(kws)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            return list(pool.map(train_parser_threads, threads, kws))
-    return [train_parser(**kw) for kw in kws]
+    "`train_parser(**kw)` for each of `kws`, `workers` at a time in their own processes, each on its share of the threads (`thread_shares`); the runs of a last, partial round start once the full rounds are done, so their larger shares never oversubscribe the cores. The dev scores in order."
+    if not (workers > 1 and len(kws) > 1): return [train_parser(**kw) for kw in kws]
+    shares = thread_shares([ledger_hit(**kw) is None for kw in kws], workers, torch.get_num_threads())
+    out, spawn = [None] * len(kws), multiprocessing.get_context("spawn")
+    for phase in thread_phases(shares):
+        with ProcessPoolExecutor(min(workers, len(phase)), mp_context=spawn) as pool:
+            for i, scores in zip(phase, pool.map(train_parser_threads, [shares[i] for i in phase], [kws[i] for i in phase])): out[i] = scores
+    return out
 
 def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: str | Path, seeds: Sequence[int], *,
              config: ParserConfig, training: ParserTraining, device: str = "cpu", progress: bool = True, eval_every: int = 1,

@@ -325,7 +325,7 @@ def _compute(self: LMExperiment, specs: Sequence[LMSpec], fractions: Sequence[fl
             rows.append(dict(model=sp.name, fraction=float(f),
                              pretrain_seconds=json.loads(pre.read_text(encoding="utf-8"))["scores"]["pretrain_seconds"] if pre.exists() else float("nan"),
                              parser_seconds=sum(runs) if runs else float("nan"), parser_runs=len(runs)))
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["model", "fraction", "pretrain_seconds", "parser_seconds", "parser_runs"])
 LMExperiment.compute = _compute
 
 def compute_summary(c: pd.DataFrame) -> dict:

@@ -46,7 +46,7 @@ def _hours(c: dict) -> str:
 def _duration(s: float) -> str: return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 def lm_table(root: Path) -> str | None:
-    "The language-model notebooks' committed outputs under `figures/` (the default profile) and `figures/<profile>/`, one row per notebook and profile: the outputs, the training behind them and the notebook's last run time, from their manifests; None if no manifest names such a notebook."
+    "The language-model notebooks' committed outputs under `figures/` (the default profile) and `figures/<profile>/`, one row per notebook and profile: the outputs, and from the newest of their manifests the training behind them and the notebook's run time; None if no manifest names such a notebook."
     rows, top = {}, Path(root) / "figures"
     for f in sorted([*top.glob("*.manifest.json"), *top.glob("*/*.manifest.json")]):
         try: m = json.loads(f.read_text(encoding="utf-8"))
@@ -54,11 +54,12 @@ def lm_table(root: Path) -> str | None:
         nb = m.get("notebook") or {}
         if not str(nb.get("path", "")).startswith(LM_NOTEBOOKS): continue
         folder = f.parent.relative_to(top).as_posix()                       # "." for the default profile
-        r = rows.setdefault((nb["path"], (m.get("settings") or {}).get("profile") or folder), dict(outputs=[], seconds=0, compute=None))
+        r = rows.setdefault((nb["path"], (m.get("settings") or {}).get("profile") or folder), dict(outputs=[], created="", seconds=0, compute=None))
         name = f.name.removesuffix(".manifest.json")
         r["outputs"].append(f"[{name}]({(Path('figures') / folder / name).as_posix()}{'.png' if f.with_name(name + '.png').exists() else '.csv'})")
-        r["seconds"] = max(r["seconds"], float(nb.get("seconds") or 0))
-        if (c := m.get("compute")) and (r["compute"] is None or c["pretrain_hours"] > r["compute"]["pretrain_hours"]): r["compute"] = c
+        if str(m.get("created", "")) >= r["created"]:                          # the newest output is the last one of the latest run
+            r["created"], r["seconds"] = str(m.get("created", "")), float(nb.get("seconds") or 0)
+            r["compute"] = m.get("compute") or r["compute"]
     if not rows: return None
     lines = ["| notebook | profile | outputs | training behind its records | its last run |", "|---|---|---|---|---:|"]
     for (nb, profile), r in sorted(rows.items()):
