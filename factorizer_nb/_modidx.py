@@ -923,6 +923,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments._vocab_file': ( 'downstream/lm_experiments.html#_vocab_file',
                                                                                                                   'factorizer_nb/downstream/lm_experiments.py'),
+                                                         'factorizer_nb.downstream.lm_experiments.compute_extra': ( 'downstream/lm_experiments.html#compute_extra',
+                                                                                                                    'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.compute_note': ( 'downstream/lm_experiments.html#compute_note',
                                                                                                                    'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.compute_summary': ( 'downstream/lm_experiments.html#compute_summary',

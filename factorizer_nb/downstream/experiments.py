@@ -35,22 +35,20 @@ def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0
 # %% ../../nbs/downstream/43_experiments.ipynb #9fbcff82
 def thread_shares(todo: Sequence[bool], workers: int, total: int) -> list[int]:
     "Torch threads for each run of a list trained `workers` at a time on `total` threads (`todo`: which runs train; the others are read back): full rounds share the threads out, and the runs of a last, partial round get the threads the idle workers leave."
-    n = sum(todo)
-    rest = n % workers                                                          # runs in the last round, when it is not full
-    shares, k = [], 0
-    for t in todo:
-        shares.append(max(1, total // (rest if t and k >= n - rest else workers))); k += bool(t)
-    return shares
+    runs = [i for i, t in enumerate(todo) if t]
+    last = set(runs[len(runs) - len(runs) % workers:])                          # the last round's runs, when it is not full
+    return [max(1, total // (len(last) if i in last else workers)) for i in range(len(todo))]
 
 def thread_phases(shares: Sequence[int]) -> list[list[int]]:
     "The runs (indices) of `thread_shares`' list in the order `train_parsers` trains them: the full rounds first, then the partial round's runs, whose shares are larger."
     last = [i for i, s in enumerate(shares) if s > min(shares, default=0)]
     return [p for p in ([i for i in range(len(shares)) if i not in last], last) if p]
 
-def train_parsers(kws: Sequence[dict], workers: int = 1) -> list[dict[str, float]]:
-    "`train_parser(**kw)` for each of `kws`, `workers` at a time in their own processes, each on its share of the threads (`thread_shares`); the runs of a last, partial round start once the full rounds are done, so their larger shares never oversubscribe the cores. The dev scores in order."
+def train_parsers(kws: Sequence[dict], workers: int = 1, todo: Sequence[bool] | None = None) -> list[dict[str, float]]:
+    "`train_parser(**kw)` for each of `kws`, `workers` at a time in their own processes, each on its share of the threads (`thread_shares`); the runs of a last, partial round start once the full rounds are done, so their larger shares never oversubscribe the cores (`todo`: which runs train, if the caller has looked them up in the ledger already). The dev scores in order."
     if not (workers > 1 and len(kws) > 1): return [train_parser(**kw) for kw in kws]
-    shares = thread_shares([ledger_hit(**kw) is None for kw in kws], workers, torch.get_num_threads())
+    if todo is None: todo = [ledger_hit(**kw) is None for kw in kws]
+    shares = thread_shares(todo, workers, torch.get_num_threads())
     out, spawn = [None] * len(kws), multiprocessing.get_context("spawn")
     for phase in thread_phases(shares):
         with ProcessPoolExecutor(min(workers, len(phase)), mp_context=spawn) as pool:

@@ -23,8 +23,8 @@ from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint
 
 # %% auto #0
 __all__ = ['VOCAB_PIN', 'OLD_VOCAB_PIN', 'PRETRAIN_RECORD', 'LOG_BLOCK', 'FIG6_MODELS', 'FIG7_MODELS', 'LM_PARTS', 'LMExperiment',
-           'recorded', 'finetune_kind', 'lm_parts', 'compute_summary', 'compute_note', 'pack_pretrained',
-           'fraction_order', 'main']
+           'recorded', 'finetune_kind', 'lm_parts', 'compute_summary', 'compute_extra', 'compute_note',
+           'pack_pretrained', 'fraction_order', 'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
@@ -209,9 +209,9 @@ LMExperiment.finetune_runs = _finetune_runs
 
 def _trained(self: LMExperiment, spec: LMSpec, kws: Sequence[dict], fraction: float = 1.0, needs_lm: bool = True) -> list[dict]:
     "The dev scores of the `train_parser` runs `kws` (keys sorted, as a record keeps them): read back from the ledger where it has them, the rest trained `parallel` at a time (after pretraining `spec`'s model if `needs_lm`)."
-    todo = sum(ledger_hit(**kw) is None for kw in kws)
-    if todo and needs_lm: self.pretrain(spec, fraction)
-    return [dict(sorted(s.items())) for s in train_parsers(kws, self.parallel if todo > 1 else 1)]
+    todo = [ledger_hit(**kw) is None for kw in kws]                             # each lookup hashes the treebanks: done once, here
+    if any(todo) and needs_lm: self.pretrain(spec, fraction)
+    return [dict(sorted(s.items())) for s in train_parsers(kws, self.parallel if sum(todo) > 1 else 1, todo)]
 LMExperiment.trained = _trained
 
 def _evaluation(self: LMExperiment, spec: LMSpec, kw: dict, name: str, tokenizer, fraction: float = 1.0, **eval_kw) -> dict:
@@ -275,13 +275,13 @@ LMExperiment.scratch = _scratch
 
 def _dev_curves(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> pd.DataFrame:
     "Dev scores per scored epoch of `spec`'s fine-tuning runs (controls included) and from-scratch runs of this experiment's seeds (from their logs): model, kind, seed, epoch and the metrics."
-    rows, top = [], self.run_dir(spec, fraction)
+    rows, top, ours = [], self.run_dir(spec, fraction), {f"seed{s}" for s in self.seeds}
     for kind in sorted(d.name for d in top.glob("ud*")) + ["scratch"]:
         if kind == "scratch": label = "from scratch"
         elif m := re.fullmatch(r"ud(-init)?(?:-bilstm([1-9]\d*))?", kind): label = finetune_kind(not m[1], int(m[2] or 0))[1]
         else: continue                                                          # not a fine-tuning of ours
         for log in sorted((top / kind).glob(f"seed*/{LOG}")):
-            if log.parent.name not in {f"seed{s}" for s in self.seeds}: continue   # another run's seed (a notebook may ask for fewer)
+            if log.parent.name not in ours: continue                            # another run's seed (a notebook may ask for fewer)
             for r in csv.DictReader(open(log, encoding="utf-8")):
                 if r.get("LAS"): rows.append(dict(model=spec.name, kind=label, seed=int(log.parent.name[4:]),
                                                   epoch=int(r["epoch"]), **{m: float(r[m]) for m in UD_METRICS if r.get(m)}))
@@ -333,8 +333,13 @@ def compute_summary(c: pd.DataFrame) -> dict:
     return dict(pretrain_hours=round(float(c.pretrain_seconds.sum()) / 3600, 2), pretrained_models=int(c.pretrain_seconds.notna().sum()),
                 parser_hours=round(float(c.parser_seconds.sum()) / 3600, 2), parser_runs=int(c.parser_runs.sum()))
 
-def compute_note(c: pd.DataFrame) -> str:
-    "One sentence for a caption: the hours of training that `LMExperiment.compute`'s rows `c` sum to."
+def compute_extra(c: pd.DataFrame | None) -> dict:
+    "The manifest entry of `LMExperiment.compute`'s rows `c` (`save_figure`'s and `save_table`'s extra keywords); none without them (no ledger)."
+    return {"compute": compute_summary(c)} if c is not None else {}
+
+def compute_note(c: pd.DataFrame | None) -> str:
+    "One sentence for a caption: the hours of training that `LMExperiment.compute`'s rows `c` sum to ('' without them: no ledger)."
+    if c is None: return ""
     s, n = compute_summary(c), lambda k, what: f"{k} {what}{'' if k == 1 else 's'}"
     return (f" The ledger's records behind it took {s['pretrain_hours']:.1f} h of pretraining ({n(s['pretrained_models'], 'model')}) and "
             f"{s['parser_hours']:.1f} h of parser training ({n(s['parser_runs'], 'run')}; each run's own seconds, so seeds trained side by "
