@@ -248,7 +248,14 @@ def test_lm_notebooks_tiny(tmp_path):
     fig7 = pd.read_csv(out / "fig7_scarcity_en.csv")
     assert set(fig7.fraction) == {1.0, 0.25} and set(fig7.model) == {"BPE", "FACTORIZER"}
     caption = json.loads((out / "fig7_scarcity_en.manifest.json").read_text())["caption"]
-    assert "same 4 steps" in caption and "Paper: Figure 7" in caption
+    assert "same 4 steps" in caption and "Paper: Figure 7" in caption and "over the add-one unigram model of its own fraction" in caption
+    learned = pd.read_csv(out / "table_fig7_lm_en.csv")                        # did each of Figure 7's models learn? one row per model and fraction
+    assert sorted(zip(learned.model, learned.fraction)) == sorted((m, f) for m in ("BPE", "FACTORIZER") for f in (1.0, 0.25))
+    assert np.allclose(learned.ppl_word_over_unigram, learned.ppl_word / learned.unigram_ppl_word)
+    full = learned[learned.fraction == 1].set_index("model").ppl_word     # the whole text's models are 45's: the same perplexity
+    assert np.allclose(full.loc[["BPE", "FACTORIZER"]], lm.set_index("model")["held-out pseudo-perplexity per word"].loc[["BPE", "FACTORIZER"]], rtol=1e-3)
+    quarter = learned[learned.fraction == 0.25].set_index("model")        # a quarter of the text: its own unigram model, not the whole text's
+    assert (quarter.unigram_ppl_word.loc[["BPE", "FACTORIZER"]].values != learned[learned.fraction == 1].set_index("model").unigram_ppl_word.loc[["BPE", "FACTORIZER"]].values).all()
     fig6 = pd.read_csv(out / "fig6_lm_noise_en.csv")                           # the fine-tuned models of Table 1 under noise
     assert set(fig6.model) == {"BPE", "FACTORIZER"} and set(fig6.p_noise) == {0.0, 0.1}
     clean = fig6[fig6.p_noise == 0].set_index("model").LAS

@@ -293,9 +293,9 @@ FIG6_MODELS = FIG7_MODELS = ("BPE", "FACTORIZER")   # the models of Figure 6 (no
 LM_PARTS = ("perplexity", "finetune", "noise", "scratch")   # what a notebook may ask of a pretrained model, in `complete`'s order
 
 def lm_parts(name: str, family: str, fraction: float = 1.0) -> list[str]:
-    "What the notebooks 45-47 ask of model `name` (of `family`) at `fraction`: perplexity (45), fine-tunings (all), noise (47), from scratch (45, a family's plain model)."
+    "What the notebooks 45-47 ask of model `name` (of `family`) at `fraction`: perplexity (45; 46 at every fraction), fine-tunings (all), noise (47), from scratch (45, a family's plain model)."
     full = fraction == 1
-    return [p for p, asked in zip(LM_PARTS, (full, True, full and name in FIG6_MODELS, full and name == family)) if asked]
+    return [p for p, asked in zip(LM_PARTS, (True, True, full and name in FIG6_MODELS, full and name == family)) if asked]
 
 def _complete(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, parts: Sequence[str] | None = None) -> None:
     "The pretraining's record of `spec`'s model at `fraction`, then `parts` of it (default: `lm_parts`, all the notebooks ask), one after another while its weights are at hand; the model is pretrained only if a record is missing."
@@ -303,7 +303,7 @@ def _complete(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, parts: Se
     self.pretraining(spec, fraction)                                            # read back, or pretrained and recorded
     for part in parts or lm_parts(spec.name, spec.family, fraction):
         if part == "perplexity":
-            train, held = settings_corpus(self.S)
+            train, held = settings_corpus(self.S, fraction)                     # the unigram baseline: the model's own share of the text
             self.perplexity(spec, held, train, fraction)
         elif part == "finetune": self.finetune(spec, fraction)
         elif part == "noise": self.noise(spec, self.noise_inputs(), fraction)
