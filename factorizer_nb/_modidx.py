@@ -933,6 +933,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                     'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.fraction_order': ( 'downstream/lm_experiments.html#fraction_order',
                                                                                                                      'factorizer_nb/downstream/lm_experiments.py'),
+                                                         'factorizer_nb.downstream.lm_experiments.learned_extra': ( 'downstream/lm_experiments.html#learned_extra',
+                                                                                                                    'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.lm_parts': ( 'downstream/lm_experiments.html#lm_parts',
                                                                                                                'factorizer_nb/downstream/lm_experiments.py'),
                                                          'factorizer_nb.downstream.lm_experiments.main': ( 'downstream/lm_experiments.html#main',

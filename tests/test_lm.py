@@ -223,6 +223,9 @@ def test_lm_notebooks_tiny(tmp_path):
                               "FACTORIZER + sampling + averaging", "FACTORIZER (12L)"]
     assert "paper LAS" in t1 and t1.LAS.notna().all()
     assert "From scratch, with no pretrained encoder" in json.loads((out / "table1_lm_ablation_en.manifest.json").read_text())["caption"]
+    m1 = json.loads((out / "table1_lm_ablation_en.manifest.json").read_text())      # whether each pretrained model learned, for the results index
+    assert set(m1["perplexity_over_unigram"]) == {"BPE", "BPE + sampling", "FACTORIZER", "FACTORIZER + sampling", "FACTORIZER (12L)"}
+    assert set(m1["perplexity_over_factorized_unigram"]) == {"FACTORIZER", "FACTORIZER + sampling", "FACTORIZER (12L)"}
     gates = pd.read_csv(out / "table_lm_gates_en.csv")
     assert list(gates.model) == ["BPE"] and np.allclose(gates.ppl_word_over_unigram, gates.ppl_word / gates.unigram_ppl_word)
     assert (gates["gate 1 met"] == (gates.ppl_word_over_unigram <= 0.1)).all()          # 4 steps: far from it
@@ -249,6 +252,7 @@ def test_lm_notebooks_tiny(tmp_path):
     assert set(fig7.fraction) == {1.0, 0.25} and set(fig7.model) == {"BPE", "FACTORIZER"}
     caption = json.loads((out / "fig7_scarcity_en.manifest.json").read_text())["caption"]
     assert "same 4 steps" in caption and "Paper: Figure 7" in caption and "over the add-one unigram model of its own fraction" in caption
+    assert set(json.loads((out / "fig7_scarcity_en.manifest.json").read_text())["perplexity_over_unigram"]) == {"BPE", "FACTORIZER", "BPE, 1/4", "FACTORIZER, 1/4"}
     learned = pd.read_csv(out / "table_fig7_lm_en.csv")                        # did each of Figure 7's models learn? one row per model and fraction
     assert sorted(zip(learned.model, learned.fraction)) == sorted((m, f) for m in ("BPE", "FACTORIZER") for f in (1.0, 0.25))
     assert np.allclose(learned.ppl_word_over_unigram, learned.ppl_word / learned.unigram_ppl_word)

@@ -23,7 +23,7 @@ from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint
 
 # %% auto #0
 __all__ = ['VOCAB_PIN', 'OLD_VOCAB_PIN', 'PRETRAIN_RECORD', 'LOG_BLOCK', 'FIG6_MODELS', 'FIG7_MODELS', 'LM_PARTS', 'LMExperiment',
-           'recorded', 'finetune_kind', 'lm_parts', 'compute_summary', 'compute_extra', 'compute_note',
+           'recorded', 'finetune_kind', 'lm_parts', 'compute_summary', 'compute_extra', 'compute_note', 'learned_extra',
            'pack_pretrained', 'fraction_order', 'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
@@ -344,6 +344,13 @@ def compute_note(c: pd.DataFrame | None) -> str:
     return (f" The ledger's records behind it took {s['pretrain_hours']:.1f} h of pretraining ({n(s['pretrained_models'], 'model')}) and "
             f"{s['parser_hours']:.1f} h of parser training ({n(s['parser_runs'], 'run')}; each run's own seconds, so seeds trained side by "
             f"side count twice); re-run from the ledger, it takes minutes.")
+
+# %% ../../nbs/downstream/45_lm_experiments.ipynb #a3f37339
+def learned_extra(ppl: pd.DataFrame) -> dict:
+    "A manifest's record of whether its models learned: held-out perplexity per word over the unigram model's, and over the factorized one (three-softmax heads), by `ppl`'s index."
+    fac = ppl["ppl_word_over_factorized_unigram"] if "ppl_word_over_factorized_unigram" in ppl else pd.Series(dtype=float)
+    return dict(perplexity_over_unigram={str(k): round(float(v), 4) for k, v in ppl.ppl_word_over_unigram.items()},
+                perplexity_over_factorized_unigram={str(k): round(float(v), 4) for k, v in fac.dropna().items()})
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #b2d8e6f1
 def pack_pretrained(model: Path, lm_dir: Path, out_dir: Path) -> Path:
