@@ -22,9 +22,9 @@ from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint
 
 
 # %% auto #0
-__all__ = ['VOCAB_PIN', 'OLD_VOCAB_PIN', 'PRETRAIN_RECORD', 'LOG_BLOCK', 'FIG6_MODELS', 'FIG7_MODELS', 'PPL_GATE', 'LM_PARTS',
-           'LMExperiment', 'recorded', 'finetune_kind', 'lm_parts', 'compute_summary', 'compute_extra', 'compute_note',
-           'learned_extra', 'pack_pretrained', 'fraction_order', 'main']
+__all__ = ['VOCAB_PIN', 'OLD_VOCAB_PIN', 'PRETRAIN_RECORD', 'LOG_BLOCK', 'UNRECORDED', 'FIG6_MODELS', 'FIG7_MODELS', 'PPL_GATE',
+           'LM_PARTS', 'LMExperiment', 'recorded', 'finetune_kind', 'lm_parts', 'compute_summary', 'compute_extra',
+           'compute_note', 'learned_extra', 'pack_pretrained', 'fraction_order', 'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
@@ -94,7 +94,10 @@ class LMExperiment(ParserExperiment):
         def measure() -> tuple[dict, list[dict]]:
             p = path or self._pretrained(spec, fraction)
             return _pretrain_log(p), _log_blocks(p.parent / LOG)
-        return recorded(self.record(spec, fraction, PRETRAIN_RECORD), self.pretrain_fingerprint(spec, fraction), measure)
+        rec = recorded(self.record(spec, fraction, PRETRAIN_RECORD), self.pretrain_fingerprint(spec, fraction), measure)
+        if rec["scores"].get("pretrained_on") == UNRECORDED and str(rec.get("torch", "")).endswith("+cpu"):   # an older record: its torch could only run on a CPU
+            rec = rec | dict(scores=rec["scores"] | dict(pretrained_on="CPU (CPU-only torch; threads not recorded)"))
+        return rec
 
     def pretrain_all(self, specs: Sequence[LMSpec], fractions: Sequence[float] = (1.0,)) -> dict[tuple[str, float], Path]:
         "`pretrain` for every fraction and model, one model at a time (each finished before the next starts): {(name, fraction): path}."
@@ -140,13 +143,14 @@ LMExperiment.vocab_file = _vocab_file
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #a9606e53
 PRETRAIN_RECORD, LOG_BLOCK = "pretrain.json", 50     # a pretraining's ledger file; steps per row of the log it keeps
+UNRECORDED = "not recorded"                          # a model saved before it recorded its device
 
 def _pretrain_log(path: Path) -> dict:
     "Steps, seconds and subword tokens per second of a finished pretraining run (from its log), and the device it ran on (from the model)."
     rows = list(csv.DictReader(open(Path(path).parent / LOG, encoding="utf-8")))
     t = [float(r["seconds"]) for r in rows]                     # seconds since the process started: a resumed run starts again from 0
     secs, toks = sum(a for a, b in zip(t, t[1:] + [0.0]) if b < a), sum(int(r["tokens"]) for r in rows)
-    on = torch.load(path, map_location="cpu", weights_only=False).get("trained_on", {}).get("device", "not recorded")   # e.g. a lent GPU
+    on = torch.load(path, map_location="cpu", weights_only=False).get("trained_on", {}).get("device", UNRECORDED)   # e.g. a lent GPU
     return dict(steps=len(rows), pretrain_seconds=secs, tokens_per_second=toks / secs if secs else float("nan"),
                 final_loss=float(rows[-1]["loss"]) if rows else float("nan"), pretrained_on=on)
 
