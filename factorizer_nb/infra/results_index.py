@@ -279,8 +279,12 @@ def fz_table1(o):
     f_lm = o.used[-1]
     value = (f"en_ewt dev LAS ({int(r.loc['BPE', 'seeds'])} seeds, {r.loc['BPE', 'parameters']} parameters): BPE {fmt(las('BPE'))}, FACTORIZER {fmt(las('FACTORIZER'))}, "
              f"{best} {fmt(las(best))}; lemmas {fmt(lem('BPE'))}, {fmt(lem('FACTORIZER'))}, {fmt(lem(best))}")
-    p = o.csv("table1_parser_ablation_en", ("grid",))
-    if p is not None:
+    t = f_lm.with_name("table_lm_tokenizers_en.csv")                            # the four-family table beside it: its from-scratch rows
+    q = pd.read_csv(t).set_index("model") if t.is_file() else pd.DataFrame()
+    if {"BPE, from scratch", "FACTORIZER, from scratch"} <= set(q.index):
+        value += (f"; the BiLSTM parser from scratch on the same sentences, epochs and seeds: BPE {fmt(mean(q.loc['BPE, from scratch', 'LAS']))}, "
+                  f"FACTORIZER {fmt(mean(q.loc['FACTORIZER, from scratch', 'LAS']))}")
+    elif (p := o.csv("table1_parser_ablation_en", ("grid",))) is not None:
         q = p.set_index("model")
         value += f"; from-scratch parser LAS: BPE {fmt(mean(q.loc['BPE', 'LAS']))}, FACTORIZER {fmt(mean(q.loc['FACTORIZER', 'LAS']))}, {best} {fmt(mean(q.loc[best, 'LAS']))}"
     return Ours(value, both(las("FACTORIZER") > las("BPE"), las(best) > las("FACTORIZER")),
