@@ -252,7 +252,10 @@ def test_lm_notebooks_tiny(tmp_path):
     assert set(fig7.fraction) == {1.0, 0.25} and set(fig7.model) == {"BPE", "FACTORIZER"}
     caption = json.loads((out / "fig7_scarcity_en.manifest.json").read_text())["caption"]
     assert "same 4 steps" in caption and "Paper: Figure 7" in caption and "over the add-one unigram model of its own fraction" in caption
-    assert set(json.loads((out / "fig7_scarcity_en.manifest.json").read_text())["perplexity_over_unigram"]) == {"BPE", "FACTORIZER", "BPE, 1/4", "FACTORIZER, 1/4"}
+    fig7_manifest = json.loads((out / "fig7_scarcity_en.manifest.json").read_text())
+    assert set(fig7_manifest["perplexity_over_unigram"]) == {"BPE", "FACTORIZER", "BPE, 1/4", "FACTORIZER, 1/4"}
+    words = fig7_manifest["words"]                                            # each fraction's pretraining text, for the results index
+    assert set(words) == {"1", "0.25"} and 0 < words["0.25"] < words["1"]
     learned = pd.read_csv(out / "table_fig7_lm_en.csv")                        # did each of Figure 7's models learn? one row per model and fraction
     assert sorted(zip(learned.model, learned.fraction)) == sorted((m, f) for m in ("BPE", "FACTORIZER") for f in (1.0, 0.25))
     assert np.allclose(learned.ppl_word_over_unigram, learned.ppl_word / learned.unigram_ppl_word)

@@ -260,7 +260,10 @@ def fz_fig7(o):
         verdict = both(held and exact, below["FACTORIZER"] < below["BPE"])
     else:
         note, verdict = f"holding down to {reach} is tested; fractions below 1/64 were not run; ", ("holds" if exact else "mixed") if held else "contradicted"
-    return Ours(value, verdict, note + lm_learned(o, o.used[-1]))
+    words = o.manifest(o.used[-1]).get("words") or {}                         # {fraction: words of pretraining text}, as 46 records them
+    scale = (f"our 1/{round(1 / lo)} is {words[f'{lo:g}']:,} words of text, the whole {words['1'] / 1e6:.2f} M, each fraction pretrained for the same steps; "
+             if f"{lo:g}" in words and "1" in words else "")
+    return Ours(value, verdict, scale + note + lm_learned(o, o.used[-1]))
 
 def fz_fig8(o):
     c = o.csv("fig8_colors_en")
