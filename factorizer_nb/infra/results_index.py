@@ -321,7 +321,7 @@ def fz_table3(o):
     f, t = mean(r.loc["FACTORIZER", "LAS"]), mean(r.loc["FACTORIZER (12L)", "LAS"])
     return Ours(f"FACTORIZER {r.loc['FACTORIZER', 'parameters']} LAS {fmt(f)}; without extra layers {r.loc['FACTORIZER (12L)', 'parameters']} {fmt(t)}; "
                 f"BPE {r.loc['BPE', 'parameters']} {fmt(mean(r.loc['BPE', 'LAS']))}", "holds" if f > t else "contradicted",
-                "the extra layers' gain only; BPE against FACTORIZER is Table 1's row")
+                "the extra layers' gain only; BPE against FACTORIZER is Table 1's row; " + lm_learned(o, o.used[-1]))
 
 # %% ../../nbs/infra/95_results_index.ipynb #b3d94e61
 def fz_embedding(o):
