@@ -259,7 +259,9 @@ def fz_fig7(o):
         note = (f"from {reach} to 1/{round(1 / lo)}: BPE loses {fmt(below['BPE'])}, FACTORIZER {fmt(below['FACTORIZER'])} LAS; ")
         verdict = both(held and exact, below["FACTORIZER"] < below["BPE"])
     else:
-        note, verdict = f"holding down to {reach} is tested; fractions below 1/64 were not run; ", ("holds" if exact else "mixed") if held else "contradicted"
+        note = (f"from the whole text to {reach}: BPE loses {fmt(loss('BPE', at64))}, FACTORIZER {fmt(loss('FACTORIZER', at64))} LAS; "
+                f"holding down to {reach} is tested; fractions below 1/64 were not run; ")
+        verdict = ("holds" if exact else "mixed") if held else "contradicted"
     words = o.manifest(o.used[-1]).get("words") or {}                         # {fraction: words of pretraining text}, as 46 records them
     scale = (f"our 1/{round(1 / lo)} is {words[f'{lo:g}']:,} words of text, the whole {words['1'] / 1e6:.2f} M, each fraction pretrained for the same steps; "
              if f"{lo:g}" in words and "1" in words else "")
