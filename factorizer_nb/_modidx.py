@@ -1349,6 +1349,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                   'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index.Outputs.__init__': ( 'infra/results_index.html#outputs.__init__',
                                                                                                            'factorizer_nb/infra/results_index.py'),
+                                                   'factorizer_nb.infra.results_index.Outputs.beside': ( 'infra/results_index.html#outputs.beside',
+                                                                                                         'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index.Outputs.csv': ( 'infra/results_index.html#outputs.csv',
                                                                                                       'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index.Outputs.find': ( 'infra/results_index.html#outputs.find',

@@ -45,6 +45,11 @@ class Outputs:
         self.used.append(f)
         return pd.read_csv(f)
 
+    def beside(self, f: Path, name: str) -> pd.DataFrame | None:
+        "The table `name` in the folder of output `f` (a companion of `f`, not counted in `used`), or None if there is none."
+        g = f.with_name(f"{name}.csv")
+        return pd.read_csv(g) if g.is_file() else None
+
     def manifest(self, f: Path) -> dict:
         "The run manifest beside output `f` ({} if it has none or it cannot be read)."
         m = f.with_name(f.name[:-len(".csv")] + ".manifest.json")
@@ -236,7 +241,7 @@ def lm_learned(o, f: Path) -> str:
         return ("held-out perplexity per word over the unigram model's: " +
                 ", ".join(f"{k} {fmt(v, 3)}" + (f" ({fmt(fac[k], 3)} of its factorized unigram model's)" if k in fac else "") for k, v in r.items()) +
                 " (issue #27's gate: 0.1)")
-    t = pd.read_csv(g) if (g := f.with_name("table_lm_tokenizers_en.csv")).is_file() else None
+    t = o.beside(f, "table_lm_tokenizers_en")
     if t is None or "over unigram" not in t or not (t.model == "BPE").any():
         return "these models' perplexity was not set against a unigram model's (issue #27 found the small profile's near it)"
     return f"BPE's held-out perplexity per word is {t.set_index('model').loc['BPE', 'over unigram']:.3g} of its unigram model's (issue #27's gate: 0.1)"
@@ -284,8 +289,8 @@ def fz_table1(o):
     f_lm = o.used[-1]
     value = (f"en_ewt dev LAS ({int(r.loc['BPE', 'seeds'])} seeds, {r.loc['BPE', 'parameters']} parameters): BPE {fmt(las('BPE'))}, FACTORIZER {fmt(las('FACTORIZER'))}, "
              f"{best} {fmt(las(best))}; lemmas {fmt(lem('BPE'))}, {fmt(lem('FACTORIZER'))}, {fmt(lem(best))}")
-    t = f_lm.with_name("table_lm_tokenizers_en.csv")                            # the four-family table beside it: its from-scratch rows
-    q = pd.read_csv(t).set_index("model") if t.is_file() else pd.DataFrame()
+    t = o.beside(f_lm, "table_lm_tokenizers_en")                               # the four-family table beside it: its from-scratch rows
+    q = t.set_index("model") if t is not None else pd.DataFrame()
     helped = ""
     if {"BPE, from scratch", "FACTORIZER, from scratch"} <= set(q.index):
         scratch = mean(q.loc["BPE, from scratch", "LAS"])
