@@ -289,6 +289,13 @@ def test_lm_notebooks_tiny(tmp_path):
     assert list(two.model) == ["BPE", "FACTORIZER"] and np.isclose(two.ppl_word.iloc[0], gates.ppl_word.iloc[0])
     assert two.filter(like="fine-tuned LAS, mix ->").iloc[:, 0].isna().tolist() == [False, True]
     assert set(pd.read_csv(tmp_path / "fig2" / "table_lm_gate2_controls_en.csv").base) == {"BPE"}
+    res = run_notebooks(["en"], "tiny", nbs[2:3], runs_dir=tmp_path / "runs3",  # Figure 7 on some of the fractions, from the ledger
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "fig3"), fractions="1", ledger=1))
+    assert all(v is None for v in res.values()), res
+    assert not list((tmp_path / "work" / "lm").rglob("*.pt")), "a model was trained again"
+    part = pd.read_csv(tmp_path / "fig3" / "fig7_scarcity_en.csv")
+    assert set(part.fraction) == {1.0} and np.allclose(part.groupby("model").LAS.mean(), fig7[fig7.fraction == 1].groupby("model").LAS.mean())
+    assert "Not in this run: fractions 0.25 of the 'tiny' profile." in json.loads((tmp_path / "fig3" / "fig7_scarcity_en.manifest.json").read_text())["caption"]
 
 
 def test_a_run_keeps_its_precision():
