@@ -256,6 +256,8 @@ def fz_fig7(o):
     loss = lambda fam, f: g[fam].loc[1.0] - g[fam].loc[f]
     value = (f"LAS from the whole text to 1/{round(1 / lo)} ({s.seed.nunique()} fine-tuning seeds): " +
              ", ".join(f"{fam} " + " → ".join(fmt(g[fam].loc[f]) for f in sorted(g[fam].index, reverse=True)) for fam in fams))
+    skipped = [f for f in (1 / 4, 1 / 16, 1 / 64) if f > lo + 1e-12 and not np.isclose(s.fraction, f).any()]   # the paper's fractions above ours not run
+    if skipped: value += f" (not run: {', '.join(f'1/{round(1 / f)}' for f in skipped)})"
     exact = abs(at64 - k64) < 1e-12
     reach = f"1/{round(1 / at64)}" + ("" if exact else " (1/64 not run)")
     held = max(abs(loss(fam, at64)) for fam in fams) < 1                       # the paper: every model holds down to 1/64
