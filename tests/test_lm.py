@@ -253,6 +253,7 @@ def test_lm_notebooks_tiny(tmp_path):
     fig7_manifest = json.loads((out / "fig7_scarcity_en.manifest.json").read_text())
     caption = fig7_manifest["caption"]
     assert "same 4 steps" in caption and "Paper: Figure 7" in caption and "over the add-one unigram model of its own fraction" in caption
+    assert "Table 6: 12 x 768, 31,250 steps of 32,768 x 128" in caption and "(Table 7: 20 epochs)" in caption   # our scale against the paper's
     assert "dotted: a three-softmax head's over the factorized unigram model" in caption     # FACTORIZER's fair reference drawn beside it
     assert set(fig7_manifest["perplexity_over_unigram"]) == {"BPE", "FACTORIZER", "BPE, 1/4", "FACTORIZER, 1/4"}
     words = fig7_manifest["words"]                                            # each fraction's pretraining text, for the results index
