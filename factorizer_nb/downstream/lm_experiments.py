@@ -23,8 +23,9 @@ from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint
 
 # %% auto #0
 __all__ = ['VOCAB_PIN', 'OLD_VOCAB_PIN', 'PRETRAIN_RECORD', 'LOG_BLOCK', 'UNRECORDED', 'FIG6_MODELS', 'FIG7_MODELS', 'PPL_GATE',
-           'LM_PARTS', 'LMExperiment', 'recorded', 'finetune_kind', 'lm_parts', 'compute_summary', 'compute_extra',
-           'compute_note', 'learned_extra', 'pack_pretrained', 'fraction_order', 'main']
+           'TABLE6_SCALE', 'TABLE7_SCALE', 'LM_PARTS', 'LMExperiment', 'recorded', 'finetune_kind', 'lm_parts',
+           'compute_summary', 'compute_extra', 'compute_note', 'learned_extra', 'pack_pretrained', 'fraction_order',
+           'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
@@ -295,6 +296,8 @@ LMExperiment.dev_curves = _dev_curves
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #590593c8
 FIG6_MODELS = FIG7_MODELS = ("BPE", "FACTORIZER")   # the models of Figure 6 (noise) and Figure 7 (fractions of the text), as in the paper
 PPL_GATE = 0.1   # issue #27's first gate: a model learned if its held-out perplexity per word is at most this share of its unigram model's
+TABLE6_SCALE = "Table 6: 12 x 768, 31,250 steps of 32,768 x 128"   # the paper's pretraining, for captions that state our scale against it
+TABLE7_SCALE = "Table 7: 20 epochs"                                 # the paper's fine-tuning, likewise
 LM_PARTS = ("perplexity", "finetune", "noise", "scratch")   # what a notebook may ask of a pretrained model, in `complete`'s order
 
 def lm_parts(name: str, family: str, fraction: float = 1.0) -> list[str]:
