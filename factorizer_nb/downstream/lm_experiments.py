@@ -23,9 +23,9 @@ from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint
 
 # %% auto #0
 __all__ = ['VOCAB_PIN', 'OLD_VOCAB_PIN', 'PRETRAIN_RECORD', 'LOG_BLOCK', 'UNRECORDED', 'FIG6_MODELS', 'FIG7_MODELS', 'PPL_GATE',
-           'TABLE6_SCALE', 'TABLE7_SCALE', 'LM_PARTS', 'LMExperiment', 'recorded', 'finetune_kind', 'lm_parts',
-           'compute_summary', 'compute_extra', 'compute_note', 'learned_extra', 'pack_pretrained', 'fraction_order',
-           'main']
+           'TABLE6_SCALE', 'TABLE7_SCALE', 'LM_PARTS', 'LMExperiment', 'tail_loss', 'recorded', 'finetune_kind',
+           'lm_parts', 'compute_summary', 'compute_extra', 'compute_note', 'learned_extra', 'pack_pretrained',
+           'fraction_order', 'parse_fractions', 'main']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
@@ -160,6 +160,11 @@ def _log_blocks(path: Path, block: int = LOG_BLOCK) -> list[dict]:
     log = pd.read_csv(path)
     g = log.groupby((log.step - 1) // block)
     return pd.DataFrame(dict(step=g.step.last(), epoch=g.epoch.last(), loss=g.loss.mean(), lr=g.lr.last(), tokens=g.tokens.sum())).to_dict("records")
+
+def tail_loss(log: Sequence[dict], steps: int = 500) -> float:
+    "Mean loss of the blocks of a kept pretraining `log` (`_log_blocks`) that end in its last `steps` steps (all of them if it ran fewer); NaN for an empty log."
+    if not log: return float("nan")                                             # a record kept without its log
+    return float(pd.Series([r["loss"] for r in log if r["step"] > log[-1]["step"] - steps]).mean())
 
 def recorded(path: Path | None, fingerprint: dict, compute: Callable[[], dict | tuple[dict, list[dict]]]) -> dict:
     "The record (`fingerprint`, `scores`, `log`) of `compute()` (the scores, or the scores and a log): read back from the ledger file `path` if it records `fingerprint`, else computed and recorded there (`path` None: computed only); the scores' keys sorted either way, as a record keeps them."
@@ -378,6 +383,13 @@ def fraction_order(fractions: Sequence[float]) -> list[float]:
     "The order the command line runs `fractions` in: the whole text first (the tables), then the smallest first, where Figure 7's claim lies, so that whether a yet smaller fraction is needed shows soonest."
     return sorted(dict.fromkeys(float(f) for f in fractions), key=lambda f: (f != 1, f))
 
+def parse_fractions(text: str | float) -> list[float]:
+    "Fractions of the pretraining text from a space-separated string such as '1 0.25'; a ValueError unless there is at least one and each lies in (0, 1]."
+    try: fractions = [float(f) for f in str(text).split()]
+    except ValueError: raise ValueError(f"fractions must be numbers in (0, 1]: {text!r}") from None
+    if not fractions or not all(0 < f <= 1 for f in fractions): raise ValueError(f"fractions must lie in (0, 1]: {text!r}")
+    return fractions
+
 def main(argv: list[str] | None = None) -> int:
     "Command line: pretrain (or reuse) the LM notebooks' models of one language and profile, on a GPU where there is one; with `--complete`, everything the notebooks ask of each model, recorded in the ledger."
     import argparse
@@ -397,8 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         names = [m.strip() for m in a.models.split(",") if m.strip()]
         if unknown := [m for m in names if m not in LM_MODELS] or not names: raise ValueError(f"unknown models {unknown}; known: {', '.join(LM_MODELS)}")
         exp = LMExperiment.setup(a.lang, a.profile, a.work_dir, a.device, a.processes, ledger=a.complete)
-        fractions = [float(f) for f in (a.fractions or (str(exp.S["lm_fractions"]) if a.complete else "1")).split()]
-        if not fractions or not all(0 < f <= 1 for f in fractions): raise ValueError(f"fractions must lie in (0, 1]: {a.fractions!r}")
+        fractions = parse_fractions(a.fractions or (exp.S["lm_fractions"] if a.complete else "1"))
         specs = sorted(exp.specs(names), key=lambda sp: names.index(sp.name))
     except (KeyError, ValueError, FileNotFoundError) as e: raise SystemExit(f"lm_experiments: {e}") from None
     if a.tokenizers_only: print(f"tokenizers of {', '.join(sp.name for sp in specs)} in {exp.lm_dir / 'tokenizers'}"); return 0
