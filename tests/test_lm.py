@@ -262,6 +262,8 @@ def test_lm_notebooks_tiny(tmp_path):
     assert sorted(zip(learned.model, learned.fraction)) == sorted((m, f) for m in ("BPE", "FACTORIZER") for f in (1.0, 0.25))
     assert np.allclose(learned.ppl_word_over_unigram, learned.ppl_word / learned.unigram_ppl_word)
     assert (learned.loss_last_500 > 0).all() and np.isfinite(learned.loss_last_500).all()   # 4 steps: the mean of all of them
+    on = learned.pretrained_on.str.startswith("CPU")                           # where each model was pretrained, in the table and both captions
+    assert on.all() and all(f"{d}: " in caption and f"{d}: " in json.loads((out / "table_fig7_lm_en.manifest.json").read_text())["caption"] for d in set(learned.pretrained_on))
     full = learned[learned.fraction == 1].set_index("model").ppl_word     # the whole text's models are 45's: the same perplexity
     assert np.allclose(full.loc[["BPE", "FACTORIZER"]], lm.set_index("model")["held-out pseudo-perplexity per word"].loc[["BPE", "FACTORIZER"]], rtol=1e-3)
     quarter = learned[learned.fraction == 0.25].set_index("model")        # a quarter of the text: its own unigram model, not the whole text's
