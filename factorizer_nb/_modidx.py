@@ -1371,6 +1371,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                       'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index._cell': ( 'infra/results_index.html#_cell',
                                                                                                 'factorizer_nb/infra/results_index.py'),
+                                                   'factorizer_nb.infra.results_index._context_free': ( 'infra/results_index.html#_context_free',
+                                                                                                        'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index._dominated': ( 'infra/results_index.html#_dominated',
                                                                                                      'factorizer_nb/infra/results_index.py'),
                                                    'factorizer_nb.infra.results_index._dominated_mask': ( 'infra/results_index.html#_dominated_mask',

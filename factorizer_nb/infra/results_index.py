@@ -13,9 +13,9 @@ import pandas as pd
 from ..core.data import atomic_write, project_root
 
 # %% auto #0
-__all__ = ['PAPER_VALUES', 'INDEX', 'VERDICTS', 'PLATEAU', 'LM_PREFER', 'SAGE', 'SAGE_EN', 'SAGE_TR', 'SAGE_OOD', 'BD_EN',
-           'BD_GUT', 'BD_JA', 'P', 'NO_GLUE', 'ROWS', 'COLUMNS', 'HEADLINE', 'Outputs', 'mean', 'fmt', 'pct', 'both',
-           'Ours', 'Row', 'not_run', 'settings_row', 'fz_fig2', 'fz_fig3', 'fz_fig4', 'parser_scale', 'fz_fig5',
+__all__ = ['PAPER_VALUES', 'INDEX', 'VERDICTS', 'PLATEAU', 'LM_PREFER', 'CONTEXT_FREE', 'SAGE', 'SAGE_EN', 'SAGE_TR', 'SAGE_OOD',
+           'BD_EN', 'BD_GUT', 'BD_JA', 'P', 'NO_GLUE', 'ROWS', 'COLUMNS', 'HEADLINE', 'Outputs', 'mean', 'fmt', 'pct',
+           'both', 'Ours', 'Row', 'not_run', 'settings_row', 'fz_fig2', 'fz_fig3', 'fz_fig4', 'parser_scale', 'fz_fig5',
            'fz_fig6', 'lm_desc', 'lm_scale', 'lm_learned', 'fz_fig7', 'fz_fig8', 'fz_table1', 'fz_table2', 'fz_table3',
            'fz_embedding', 'factorial_scale', 'sage_scale', 'sage_fig1', 'sage_fig2', 'sage_fig5', 'sage_fig3',
            'sage_fig4', 'sage_fig6', 'sage_table1', 'sage_table3', 'sage_efficiency', 'bd_fig1', 'bd_fig2', 'bd_fig3',
@@ -233,6 +233,14 @@ def lm_scale(o, paper: str = "") -> str:
     "The encoders and pretraining behind a row, from the manifests of the language-model outputs it read (and `paper`'s scale after them)."
     return "; ".join(_scales(o, ("table1_lm_ablation_en", "fig7_scarcity_en"), "lm_steps", lm_desc) + ([paper] if paper else []))
 
+CONTEXT_FREE = 0.5   # a three-softmax head whose held-out perplexity is at least this share of its factorized unigram model's has not left the context-free solution
+
+def _context_free(fac: dict) -> str:
+    "A clause naming the three-softmax heads (`fac`: {model: perplexity over its factorized unigram model's}) that stayed at the context-free solution; empty if none."
+    stuck = [k for k, v in fac.items() if v >= CONTEXT_FREE]
+    return (f"; {', '.join(stuck)} stayed at the context-free solution (at least {CONTEXT_FREE:g} of its factorized unigram model's), "
+            f"so {'its LAS measures a model' if len(stuck) == 1 else 'their LAS measure models'} that did not pretrain") if stuck else ""
+
 def lm_learned(o, f: Path) -> str:
     "Whether the models behind output `f` learned: their held-out perplexity per word against their unigram model's, from `f`'s manifest (`perplexity_over_unigram`), else BPE's from the four-family table beside it."
     m = o.manifest(f)
@@ -240,7 +248,7 @@ def lm_learned(o, f: Path) -> str:
         fac = m.get("perplexity_over_factorized_unigram") or {}                 # three-softmax heads: against the best such a head does without context
         return ("held-out perplexity per word over the unigram model's: " +
                 ", ".join(f"{k} {fmt(v, 3)}" + (f" ({fmt(fac[k], 3)} of its factorized unigram model's)" if k in fac else "") for k, v in r.items()) +
-                " (issue #27's gate: 0.1)")
+                " (issue #27's gate: 0.1)" + _context_free(fac))
     t = o.beside(f, "table_lm_tokenizers_en")
     if t is None or "over unigram" not in t or not (t.model == "BPE").any():
         return "these models' perplexity was not set against a unigram model's (issue #27 found the small profile's near it)"
