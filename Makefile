@@ -1,6 +1,8 @@
 # factorizer-nb: set-up, the reproduction job, tests and benchmarks.
 #   make reproduce            set up, then run nbs/paper/ with papermill for LANGS (default: en) on PROFILE (default: small)
 #   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest)
+#   make figures              every committed figure and table of the main job again from the pinned artefacts (no training)
+#   make pin                  make reproduce for LANGS, pinning what it trains in data/ledger/<lang>-small/ (commit it)
 #   make readme               write README.md from nbs/index.ipynb
 #   make results-index        write figures/results_index.md and .csv from the committed CSVs (every job below ends with it)
 #   make docs                 the rendered notebooks, figures and tables as a site in _docs/ (make docs-check: open it in headless Chromium)
@@ -54,7 +56,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check results-index reproduce sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check results-index reproduce figures pin sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -78,6 +80,18 @@ else
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile $(PROFILE)
 	$(MAKE) results-index
 endif
+
+# The main job drawn from the pinned artefacts (data/ledger/<lang>-small/pins/, parser records beside them): every figure and table of
+# each pinned language, training nothing, in runs/pinned/; the CSVs come out byte for byte as committed on any machine.
+# `make pin` trains what is not pinned yet for LANGS (as make reproduce does) and pins it: commit data/ledger/ with the outputs.
+PINNED_LANGS := $(patsubst data/ledger/%-small/pins,%,$(wildcard data/ledger/*-small/pins))
+figures: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(PINNED_LANGS) --profile small --pins use
+	$(MAKE) results-index
+
+pin: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile small --pins record
+	$(MAKE) results-index
 
 # The language-model experiments (issue #12, nbs/paper/lm/): Tables 1 and 3, the table across four tokenizers and Figure 7, for English on
 # PROFILE (small: a 2-core CPU; paper: Table 6 on GPUs, PROCESSES per pretraining run under torchrun), resumable; FACTORIZER's vocabulary

@@ -24,14 +24,24 @@ def test_tokenizer_demo_notebook(tmp_path):
 
 
 @needs_data
-def test_factorizer_pipeline_notebooks_tiny(tmp_path):
-    "Train, infer the vocabulary, draw Figures 3, 5 and 8, and train and evaluate the parsers of Figures 4 and 6 and the ablation, for Scottish Gaelic on the tiny profile."
+def test_factorizer_pipeline_notebooks_tiny(tmp_path, monkeypatch):
+    "Train, infer the vocabulary, draw Figures 3, 5 and 8, and train and evaluate the parsers of Figures 4 and 6 and the ablation, for Scottish Gaelic on the tiny profile, pinning what is float work; then draw them again from the pins alone."
     from factorizer_nb.infra.reproduce import paper_notebooks, run_notebooks
+    monkeypatch.setenv("FACTORIZER_NB_LEDGER", str(tmp_path / "ledger"))       # the kernels inherit it: pins go there, not to data/ledger
     nbs = [n for n in paper_notebooks(ROOT) if n.name[:2] in ("11", "12", "13", "14", "15", "41", "42", "43")]
     assert len(nbs) == 8
     res = run_notebooks(["gd"], "tiny", nbs, runs_dir=tmp_path / "runs",
-                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures")))
+                        parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures"), pins="record"))
     assert all(v is None for v in res.values()), res
+    pinned = [n for n in nbs if n.name[:2] in ("11", "12", "41", "42", "43")]     # every notebook that trains something
+    res = run_notebooks(["gd"], "tiny", pinned, runs_dir=tmp_path / "runs_pinned",
+                        parameters=dict(work_dir=str(tmp_path / "work_pinned"), figures_dir=str(tmp_path / "figures_pinned"), pins="use"))
+    assert all(v is None for v in res.values()), res
+    assert not (tmp_path / "work_pinned" / "vqvae" / "checkpoint.pt").exists()              # nothing trained
+    again = sorted((tmp_path / "figures_pinned").glob("*.*"))
+    assert len(again) >= 20
+    for f in again:                                                                 # the same bytes, figures included
+        if not f.name.endswith(".manifest.json"): assert f.read_bytes() == (tmp_path / "figures" / f.name).read_bytes(), f.name
     out = tmp_path / "figures"
     for name in ("vqvae_training_gd", "fig3_splits_per_word_gd", "fig5_index_counts_gd", "fig8_colors_gd"):
         for ext in ("png", "pdf", "csv", "manifest.json"): assert (out / f"{name}.{ext}").stat().st_size > 0

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 # %% auto #0
-__all__ = ['SETTINGS_NAME', 'LANGS', 'DEFAULT_PROFILE', 'ENWIKI_SAMPLE', 'CASING_VERSION', 'BOW', 'EOW', 'BOW_BYTES', 'EOW_BYTES',
-           'find_settings', 'read_settings', 'profile_chain', 'load_settings', 'DataError', 'DataFile', 'project_root',
-           'data_dir', 'registry', 'data_path', 'read_bytes', 'read_text', 'run_dir', 'atomic_write', 'fetch',
-           'download', 'word_counts', 'text_lines', 'ud_sentences', 'sigmorphon', 'bio_sentences', 'ud_texts',
-           'text_note', 'fold_case', 'spellings', 'cache_dir', 'source_id', 'json_cached', 'casing_counts',
-           'is_case_folded', 'cased_counts', 'training_counts', 'casing_note', 'mark', 'marked_bytes', 'add_noise',
-           'main']
+__all__ = ['SETTINGS_NAME', 'LANGS', 'DEFAULT_PROFILE', 'RUNS_ENV', 'ENWIKI_SAMPLE', 'CASING_VERSION', 'BOW', 'EOW', 'BOW_BYTES',
+           'EOW_BYTES', 'find_settings', 'read_settings', 'profile_chain', 'load_settings', 'DataError', 'DataFile',
+           'project_root', 'data_dir', 'registry', 'data_path', 'read_bytes', 'read_text', 'runs_root', 'run_dir',
+           'atomic_write', 'fetch', 'download', 'word_counts', 'text_lines', 'ud_sentences', 'sigmorphon',
+           'bio_sentences', 'ud_texts', 'text_note', 'fold_case', 'spellings', 'cache_dir', 'source_id', 'json_cached',
+           'casing_counts', 'is_case_folded', 'cased_counts', 'training_counts', 'casing_note', 'mark', 'marked_bytes',
+           'add_noise', 'main']
 
 # %% ../../nbs/core/00_data.ipynb #26624c96
 SETTINGS_NAME = "settings.ini"
@@ -134,11 +134,17 @@ def read_text(rel: str | Path) -> str:
 # %% ../../nbs/core/00_data.ipynb #41249b78
 DEFAULT_PROFILE = "small"   # the default job's profile: its outputs sit directly under runs/<lang>/ and figures/
 
+RUNS_ENV = "FACTORIZER_NB_RUNS"   # another folder for runs/: `make figures` draws from the pinned artefacts in runs/pinned/, apart from real runs
+
+def runs_root() -> Path:
+    "Where runs live: `$FACTORIZER_NB_RUNS` if set, else `runs/` in the project root."
+    return Path(env).expanduser().resolve() if (env := os.environ.get(RUNS_ENV)) else project_root() / "runs"
+
 def run_dir(lang: str, *parts: str, root: str | Path | None = None, profile: str = DEFAULT_PROFILE) -> Path:
-    "`runs/<lang>/<parts...>` (`runs/<lang>-<profile>/...` for another profile) under the project root (or `root`), created if needed."
+    "`runs/<lang>/<parts...>` (`runs/<lang>-<profile>/...` for another profile) under `root` (default: `runs_root()`), created if needed."
     if not lang or "/" in lang or lang in (".", ".."): raise ValueError(f"not a language code: {lang!r}")
     if not profile or not profile.isidentifier(): raise ValueError(f"not a profile name: {profile!r}")
-    d = Path(root or project_root() / "runs").joinpath(lang if profile == DEFAULT_PROFILE else f"{lang}-{profile}", *parts)
+    d = Path(root or runs_root()).joinpath(lang if profile == DEFAULT_PROFILE else f"{lang}-{profile}", *parts)
     d.mkdir(parents=True, exist_ok=True)
     return d
 

@@ -10,16 +10,17 @@ from pathlib import Path
 from typing import Sequence
 import conllu
 from ..core.data import text_lines
+from ..core.pins import Pins, digest
 from ..core.protocol import Tokenizer, load_tokenizer
 from ..core.tokenizer import Factorizer
 from ..core.baselines import train_hf_bpe, HFByteBPE, SentencePieceTokenizer
-from ..sage.pruning import Corpus, SaGe, SaGeTokenizer, initial_vocabulary, run_sage
+from ..sage.pruning import Corpus, SaGe, SaGeTokenizer, initial_vocabulary, read_vocabulary, run_sage
 from .ud_data import syntactic_words
 from .parser import encode_words
 
 # %% auto #0
-__all__ = ['FAMILIES', 'Point', 'factorizer_points', 'bpe_point', 'unigram_point', 'spm_bpe', 'SaGePointConfig', 'sage_point',
-           'subwords_per_word']
+__all__ = ['FAMILIES', 'Point', 'factorizer_points', 'bpe_point', 'unigram_point', 'spm_bpe', 'SaGePointConfig',
+           'sage_vocabulary', 'sage_point', 'subwords_per_word']
 
 # %% ../../nbs/downstream/46_tokenizer_points.ipynb #e4aef1f8
 FAMILIES = ("FACTORIZER", "BPE", "Unigram LM", "SaGe")
@@ -37,28 +38,34 @@ class Point:
         return re.sub(r"[^a-z0-9.]+", "_", f"{self.family}_{self.setting:g}".lower())
 
 # %% ../../nbs/downstream/46_tokenizer_points.ipynb #058df1c1
-def _cached(path: Path, build) -> Tokenizer:
-    "The tokenizer saved at `path`, or `build()` saved there."
-    if path.exists(): return load_tokenizer(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tok = build(); tok.save(path); return tok
+def _cached(path: Path, build, pins: Pins | None = None, **fingerprint) -> Tokenizer:
+    "The tokenizer saved at `path`, or `build()` saved there; with `pins` on, the file pinned under `fingerprint` (`Pins.file`)."
+    def make():
+        if path.exists(): return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        build().save(path)
+    if pins is not None and pins.on: pins.file(f"tokenizers/{path.name}", path, make, **fingerprint)
+    else: make()
+    return load_tokenizer(path)
 
 def factorizer_points(vocab_file: str | Path, alphas: Sequence[float]) -> list[Point]:
     "FACTORIZER on `vocab_file` at each α_split."
     return [Point("FACTORIZER", a, Factorizer(vocab_file, alpha_split=a, name=f"FACTORIZER a={a:g}")) for a in alphas]
 
-def bpe_point(counts, size: int, work: Path) -> Point:
+def bpe_point(counts, size: int, work: Path, pins: Pins | None = None) -> Point:
     "Byte-level BPE (HF tokenizers) of `size` trained on the word list `counts`."
-    return Point("BPE", size, _cached(work / f"bpe_{size}.json", lambda: HFByteBPE(train_hf_bpe(counts, size), name=f"BPE {size}")))
+    build = lambda: HFByteBPE(train_hf_bpe(counts, size), name=f"BPE {size}")
+    return Point("BPE", size, _cached(work / f"bpe_{size}.json", build, pins, size=size, words=digest(counts)))
 
-def unigram_point(counts, size: int, work: Path) -> Point:
+def unigram_point(counts, size: int, work: Path, pins: Pins | None = None) -> Point:
     "sentencepiece Unigram LM of `size` trained on the plain words of `counts` (as the tokenizer will see them)."
     build = lambda: SentencePieceTokenizer.from_counts(counts, size, "unigram", name=f"Unigram LM {size}")
-    return Point("Unigram LM", size, _cached(work / f"spm_unigram_words_{size}.json", build))
+    return Point("Unigram LM", size, _cached(work / f"spm_unigram_words_{size}.json", build, pins, size=size, words=digest(counts)))
 
-def spm_bpe(counts, size: int, work: Path, dropout: float = 0.0, seed: int | None = None) -> SentencePieceTokenizer:
+def spm_bpe(counts, size: int, work: Path, dropout: float = 0.0, seed: int | None = None, pins: Pins | None = None) -> SentencePieceTokenizer:
     "sentencepiece BPE of `size` on the word list `counts`, with seeded BPE-dropout `dropout` (`core.baselines.bpe_dropout`, in sentencepiece's merge order)."
-    base = _cached(work / f"spm_bpe_words_{size}.json", lambda: SentencePieceTokenizer.from_counts(counts, size, "bpe", name=f"BPE {size}"))
+    build = lambda: SentencePieceTokenizer.from_counts(counts, size, "bpe", name=f"BPE {size}")
+    base = _cached(work / f"spm_bpe_words_{size}.json", build, pins, size=size, words=digest(counts))
     if not dropout: return base
     return SentencePieceTokenizer(base.sp, name=f"BPE {size} + dropout {dropout:g}", alpha=dropout, seed=seed)
 
@@ -78,13 +85,23 @@ class SaGePointConfig:
         return cls(S["text"], int(S["sage_initial_vocab"]), int(S["sage_final_vocab"]), float(S["sage_n"]),
                    {k: v for k, v in S.items() if k.startswith("sage_") or k == "seed"})
 
-def sage_point(config: SaGePointConfig, size: int, work: Path, lines: Sequence[str] | None = None, progress: bool = False) -> Point:
+def sage_vocabulary(lines: Sequence[str], initial_size: int, sage: dict, out: Path, pins: Pins | None = None,
+                    progress: bool = False) -> list:
+    "SaGe's vocabulary pruned from `initial_size` BPE pieces of `lines` with the settings `sage` (`sage_*`, seed), run in `out`; with `pins` on, its `vocab.txt` and `steps.tsv` are pinned files."
+    def prune(): return run_sage(SaGe.from_settings(Corpus.from_lines(lines), initial_vocabulary(lines, initial_size), sage), out, progress=progress)
+    if not (pins is not None and pins.on): return prune()
+    fingerprint = dict(lines=digest(list(lines)), initial_size=initial_size, sage=dict(sorted(sage.items())))
+    for name in ("vocab.txt", "steps.tsv"): pins.file(f"{out.name}/{name}", out / name, prune, **fingerprint)
+    return read_vocabulary(out / "vocab.txt")
+
+def sage_point(config: SaGePointConfig, size: int, work: Path, lines: Sequence[str] | None = None, progress: bool = False,
+               pins: Pins | None = None) -> Point:
     "SaGe pruned to `size` from sentencepiece BPE trained on the language's running text (`config.text`)."
     lines = list(text_lines(config.text)) if lines is None else lines
     initial = config.initial_vocab if size == config.final_vocab else round(size * config.n)
     out = work if size == config.final_vocab else work.with_name(f"{work.name}_{size}")
-    sage = SaGe.from_settings(Corpus.from_lines(lines), initial_vocabulary(lines, initial), {**config.sage, "sage_final_vocab": size})
-    return Point("SaGe", size, SaGeTokenizer(run_sage(sage, out, progress=progress), name=f"SaGe {size}"))
+    vocab = sage_vocabulary(lines, initial, {**config.sage, "sage_final_vocab": size}, out, pins, progress)
+    return Point("SaGe", size, SaGeTokenizer(vocab, name=f"SaGe {size}"))
 
 
 # %% ../../nbs/downstream/46_tokenizer_points.ipynb #aaafb80f

@@ -4,15 +4,16 @@
 
 # %% ../../nbs/infra/90_reporting.ipynb #df4e417e
 from __future__ import annotations
-import datetime, hashlib, json, os, platform, subprocess, sys, time
+import datetime, hashlib, io, json, os, platform, re, subprocess, sys, time
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from ..core.data import DEFAULT_PROFILE, project_root, read_bytes, registry
 
 # %% auto #0
-__all__ = ['PACKAGES', 'NOTEBOOK_ENV', 'VOLATILE_SETTINGS', 'git_state', 'package_versions', 'data_checksums', 'thread_counts',
-           'running_notebook', 'manifest', 'figure_dir', 'save_figure', 'save_table', 'output_problems', 'main']
+__all__ = ['PACKAGES', 'ISA_FLAGS', 'ISA_ENV', 'NOTEBOOK_ENV', 'MANIFEST_VOLATILE', 'VOLATILE_SETTINGS', 'git_state',
+           'package_versions', 'data_checksums', 'thread_counts', 'machine_record', 'running_notebook', 'manifest',
+           'figure_dir', 'save_figure', 'save_table', 'output_problems', 'main']
 
 # %% ../../nbs/infra/90_reporting.ipynb #d3cc8661
 PACKAGES = ("factorizer-nb", "torch", "numpy", "sentencepiece", "tokenizers", "gensim", "wordfreq", "dawg2", "conllu",
@@ -53,6 +54,31 @@ def thread_counts() -> dict:
     torch = sys.modules.get("torch")
     return dict(torch=torch.get_num_threads() if torch else None, sentencepiece=spm_threads())
 
+ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
+ISA_ENV = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")      # overrides of the kernels torch picks, recorded when set
+
+def _cpuinfo() -> tuple[str | None, set[str]]:
+    "The CPU's model name and flags, from /proc/cpuinfo where there is one."
+    model, flags = None, set()
+    try: text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError: return None, flags
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and model is None: model = value.strip()
+        elif key.strip() == "flags" and not flags: flags = set(value.split())
+    return model, flags
+
+def machine_record() -> dict:
+    "What float results depend on besides code and seed: the CPU and its instruction sets, the kernels torch picks, torch's build, the GPU."
+    model, flags = _cpuinfo()
+    out = dict(cpu=model or platform.processor() or platform.machine(), isa=[f for f in ISA_FLAGS if f in flags], cores=os.cpu_count(),
+               **{k.lower(): os.environ[k] for k in ISA_ENV if os.environ.get(k)})
+    if (torch := sys.modules.get("torch")) is not None:                   # torch is not imported for a manifest alone
+        build = dict(re.findall(r"\b(BLAS_INFO|LAPACK_INFO|USE_MKLDNN|USE_OPENMP)=([^,\s]+)", torch.__config__.show()))
+        out.update(torch_cpu_capability=torch.backends.cpu.get_cpu_capability(), torch_build=build,
+                   gpu=torch.cuda.get_device_name(0) if torch.cuda.is_available() else None)
+    return out
+
 NOTEBOOK_ENV = "FACTORIZER_NB_NOTEBOOK"      # set by `run_notebooks` for the kernel it starts: "<notebook path>@<start, seconds since the epoch>"
 
 def running_notebook() -> dict:
@@ -66,7 +92,7 @@ def manifest(caption: str, settings: dict, seeds: dict, data_files=(), **extra) 
     if not caption.strip(): raise ValueError("a caption is required: say what was measured and how it differs from the paper")
     return dict(caption=caption, created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 git=git_state(), settings=settings, seeds=seeds, packages=package_versions(),
-                python=platform.python_version(), threads=thread_counts(), data=data_checksums(data_files),
+                python=platform.python_version(), threads=thread_counts(), machine=machine_record(), data=data_checksums(data_files),
                 **({"notebook": nb} if (nb := running_notebook()) else {}), **extra)
 
 # %% ../../nbs/infra/90_reporting.ipynb #7ccf2c69
@@ -80,25 +106,41 @@ def _out_dir(out_dir, settings: dict) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     return d
 
+MANIFEST_VOLATILE = ("created", "git", "notebook", "machine", "threads")   # a manifest that differs only in these is not rewritten
+
+def _write_if_changed(path: Path, data: bytes) -> Path:
+    "Write `data` to `path` unless it holds those bytes already (a regeneration that changes nothing touches nothing)."
+    if not (path.exists() and path.read_bytes() == data): path.write_bytes(data)
+    return path
+
 def _write_manifest(d: Path, name: str, m: dict) -> Path:
+    "Write the manifest, unless the one there differs from it only in `MANIFEST_VOLATILE`: then it is kept, commit and date included."
     p = d / f"{name}.manifest.json"
-    p.write_text(json.dumps(m, indent=1, default=str, ensure_ascii=False) + "\n", encoding="utf-8")
-    return p
+    new = json.loads(json.dumps(m, default=str, ensure_ascii=False))
+    try: old = json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
+    except ValueError: old = None
+    same = lambda x: {k: v for k, v in x.items() if k not in MANIFEST_VOLATILE}
+    if isinstance(old, dict) and same(old) == same(new): return p
+    return _write_if_changed(p, (json.dumps(new, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+
+def _figure_bytes(fig, fmt: str) -> bytes:
+    "The figure as PNG (150 dpi) or PDF, without a creation date, so the same figure gives the same bytes."
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, bbox_inches="tight", **({"dpi": 150} if fmt == "png" else {"metadata": {"CreationDate": None}}))
+    return buf.getvalue()
 
 def save_figure(fig, name: str, data, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None, **extra) -> list[Path]:
     "Write a matplotlib figure as PNG and PDF with its data (CSV) and manifest."
     d = _out_dir(out_dir, settings)
-    paths = [d / f"{name}.png", d / f"{name}.pdf", d / f"{name}.csv"]
-    fig.savefig(paths[0], dpi=150, bbox_inches="tight"); fig.savefig(paths[1], bbox_inches="tight")
-    data.to_csv(paths[2], index=False)
+    paths = [_write_if_changed(d / f"{name}.{fmt}", _figure_bytes(fig, fmt)) for fmt in ("png", "pdf")]
+    paths.append(_write_if_changed(d / f"{name}.csv", data.to_csv(index=False).encode("utf-8")))
     return paths + [_write_manifest(d, name, manifest(caption, settings, seeds, data_files, **extra))]
 
 def save_table(df, name: str, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None, **extra) -> list[Path]:
     "Write a table as CSV and Markdown with its manifest."
     d = _out_dir(out_dir, settings)
-    paths = [d / f"{name}.csv", d / f"{name}.md"]
-    df.to_csv(paths[0], index=False)
-    paths[1].write_text(f"{caption}\n\n{df.to_markdown(index=False)}\n", encoding="utf-8")
+    paths = [_write_if_changed(d / f"{name}.csv", df.to_csv(index=False).encode("utf-8")),
+             _write_if_changed(d / f"{name}.md", f"{caption}\n\n{df.to_markdown(index=False)}\n".encode("utf-8"))]
     return paths + [_write_manifest(d, name, manifest(caption, settings, seeds, data_files, **extra))]
 
 # %% ../../nbs/infra/90_reporting.ipynb #0e04bff3
