@@ -1,8 +1,10 @@
 # factorizer-nb: set-up, the reproduction job, tests and benchmarks.
-#   make reproduce            set up, then run nbs/paper/ with papermill for LANGS (default: en) on PROFILE (default: small)
+#   make reproduce            set up, then run nbs/paper/ with papermill for LANGS (default: en) on PROFILE (default: small), then
+#                             print the reproduction report (this run against the committed one, within measured tolerances)
 #   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest)
 #   make figures              every committed figure and table of the main job again from the pinned artefacts (no training)
 #   make pin                  make reproduce for LANGS, pinning what it trains in data/ledger/<lang>-small/ (commit it)
+#   make seed-spread          the main job under 5 seeds: the spread the reproduction report's tolerances come from
 #   make readme               write README.md from nbs/index.ipynb
 #   make results-index        write figures/results_index.md and .csv from the committed CSVs (every job below ends with it)
 #   make docs                 the rendered notebooks, figures and tables as a site in _docs/ (make docs-check: open it in headless Chromium)
@@ -56,7 +58,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check results-index reproduce figures pin sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: setup lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -78,19 +80,32 @@ ifeq ($(EXPERIMENTS),lm)
 	$(MAKE) lm
 else
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile $(PROFILE)
+	$(if $(filter small,$(PROFILE)),$(call BD_GUTENBERG,$(LANGS)))
 	$(MAKE) results-index
+	$(if $(filter small,$(PROFILE)),$(BIN)/python -m factorizer_nb.infra.repro_report --langs $(LANGS))
 endif
 
 # The main job drawn from the pinned artefacts (data/ledger/<lang>-small/pins/, parser records beside them): every figure and table of
 # each pinned language, training nothing, in runs/pinned/; the CSVs come out byte for byte as committed on any machine.
 # `make pin` trains what is not pinned yet for LANGS (as make reproduce does) and pins it: commit data/ledger/ with the outputs.
 PINNED_LANGS := $(patsubst data/ledger/%-small/pins,%,$(wildcard data/ledger/*-small/pins))
+# English's B&D tables on a second corpus, the Gutenberg novels, belong to the main job too
+BD_GUTENBERG = $(if $(filter en,$(1)),$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small $(2) \
+	--notebooks nbs/paper/31_bpe_vs_unigram.ipynb -p corpus=text/en_gutenberg8.txt.xz)
 figures: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(PINNED_LANGS) --profile small --pins use
+	$(call BD_GUTENBERG,$(PINNED_LANGS),--pins use)
+	$(MAKE) results-index
+
+# The main job under seeds 43-46 beside the committed 42 (nbs/paper/heavy/22_seed_spread, about 20 minutes a seed on 2 cores, resumable):
+# the spread of every main number, figures/table_seed_spread_<lang>.csv, which the reproduction report's tolerances come from.
+seed-spread: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile small --notebooks nbs/paper/heavy/22_seed_spread.ipynb
 	$(MAKE) results-index
 
 pin: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile small --pins record
+	$(call BD_GUTENBERG,$(LANGS),--pins record)
 	$(MAKE) results-index
 
 # The language-model experiments (issue #12, nbs/paper/lm/): Tables 1 and 3, the table across four tokenizers and Figure 7, for English on
@@ -197,6 +212,13 @@ check-sync: setup
 # figures/results_index.{md,csv} must be what the committed CSVs give.
 check-outputs: setup
 	$(BIN)/python -m factorizer_nb.infra.reporting check
+	$(MAKE) check-figures
+
+# The English main job drawn again from its pinned artefacts must give every committed CSV and table byte for byte.
+check-figures: setup
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small --pins use
+	$(call BD_GUTENBERG,en,--pins use)
+	git diff --stat --exit-code -- 'figures/*.csv' 'figures/*.md'
 
 # README.md is generated from nbs/index.ipynb (its results table from figures/results_index.csv).
 readme: setup

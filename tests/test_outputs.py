@@ -39,3 +39,25 @@ def test_check_outputs_fails_on_a_stale_results_index(tmp_path, capsys):
     assert "STALE  figures/results_index.md" in out and "STALE  figures/results_index.csv" in out
     write_index(root)                                                       # regenerating makes it current again
     assert reporting.main(["check", "--root", str(root)]) == 0
+
+
+def test_reproduction_report_of_the_committed_run(tmp_path):
+    "The committed outputs, reread as a rerun, agree with themselves in every main number and verdict; a moved number does not."
+    import subprocess
+    import pandas as pd
+    from factorizer_nb.core.data import project_root
+    from factorizer_nb.infra.repro_report import reproduction_report
+    root = project_root()
+    names = subprocess.run(["git", "ls-tree", "--name-only", "HEAD", "figures/"], cwd=root, capture_output=True, text=True).stdout.split()
+    for name in [n for n in names if n.endswith(".csv")]:                    # the committed CSVs, as git has them
+        (tmp_path / name.split("/")[-1]).write_bytes(subprocess.run(["git", "show", f"HEAD:{name}"], cwd=root, capture_output=True).stdout)
+    numbers, verdict, line, machines = reproduction_report("en", figures=tmp_path)
+    assert len(numbers) > 100 and numbers.status.isin(["agrees", "exact"]).all(), numbers[~numbers.status.isin(["agrees", "exact"])]
+    assert line == f"{len(numbers)} of {len(numbers)} numbers within tolerance; every verdict unchanged"
+    f = tmp_path / "table_fig4_parser_en.csv"
+    t = pd.read_csv(f); t.loc[0, "LAS"] += 5.0; t.to_csv(f, index=False)      # a rerun whose parser moved by 5 LAS
+    numbers, _, line, _ = reproduction_report("en", figures=tmp_path)
+    key = f"{t.family[0]} / {t.setting[0]:g}"
+    moved = numbers.set_index(["output", "key", "column"]).loc[("table_fig4_parser_en", key, "LAS")]
+    assert moved.status in ("outside", "untoleranced") and abs(moved.difference - 5.0) < 1e-9
+    assert not line.startswith(f"{len(numbers)} of {len(numbers)}")
