@@ -11,7 +11,7 @@ from typing import Callable
 from .data import atomic_write, project_root
 
 # %% auto #0
-__all__ = ['PIN_MODES', 'LEDGER_ENV', 'ledger_root', 'PinError', 'digest', 'machine', 'Pins']
+__all__ = ['PIN_MODES', 'LEDGER_ENV', 'CODECS', 'ledger_root', 'PinError', 'digest', 'machine', 'Pins']
 
 # %% ../../nbs/core/09_pins.ipynb #893b9d40
 PIN_MODES = ("off", "use", "record")
@@ -79,46 +79,66 @@ class Pins:
             return None
         return meta
 
-# %% ../../nbs/core/09_pins.ipynb #61c9f3ff
+# %% ../../nbs/core/09_pins.ipynb #97695ca3
 def _write_meta(self: Pins, name: str, meta: dict) -> Path:
     "Write a pin's metadata (keys in order: a record's value keeps its columns' order)."
     self._meta(name).parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(meta, indent=1, ensure_ascii=False) + "\n"
     return atomic_write(self._meta(name), lambda t: t.write_text(text, encoding="utf-8"))
 
-def _pin_file(self: Pins, name: str, path: Path, fingerprint: dict) -> Path:
-    "Store `path` (xz) under `name` with its sha256 and `fingerprint`."
-    data = Path(path).read_bytes()
+def _vocab_text(path: Path) -> bytes:
+    from factorizer_nb.core.vocab import vocab_to_text
+    return vocab_to_text(path).encode("utf-8")
+
+def _from_vocab_text(data: bytes, path: Path):
+    from factorizer_nb.core.vocab import vocab_from_text
+    vocab_from_text(data.decode("utf-8"), path)
+
+def _bytes(path: Path) -> bytes: return Path(path).read_bytes()
+def _from_bytes(data: bytes, path: Path): atomic_write(path, lambda t: t.write_bytes(data))
+
+# how a pinned file is stored: (encode(path) -> bytes, decode(bytes, path)), the decoded file checked against its sha256
+CODECS = {"bytes": (_bytes, _from_bytes), "vocab-text": (_vocab_text, _from_vocab_text)}
+
+def _sha256(path: Path) -> str: return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+def _pin_file(self: Pins, name: str, path: Path, fingerprint: dict, codec: str = "bytes") -> Path:
+    "Store `path` under `name`, encoded by `codec` and xz-compressed, with its sha256 and `fingerprint`."
+    data = CODECS[codec][0](path)
     blob = self.root / f"{name}.xz"
     blob.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(blob, lambda t: t.write_bytes(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)))
-    meta = dict(kind="file", fingerprint=_jsonable(fingerprint), sha256=hashlib.sha256(data).hexdigest(),
-                bytes=len(data), file=Path(path).name, made_on=machine())
+    meta = dict(kind="file", fingerprint=_jsonable(fingerprint), sha256=_sha256(path), bytes=Path(path).stat().st_size,
+                file=Path(path).name, codec=codec, made_on=machine())
     _write_meta(self, name, meta)
     return blob
 
 def _restore_file(self: Pins, name: str, meta: dict, path: Path) -> Path:
-    "Write the pinned bytes of `name` to `path`, after checking their sha256."
-    blob = self.root / f"{name}.xz"
+    "Write the pinned file `name` to `path` and check its sha256."
+    path, blob = Path(path), self.root / f"{name}.xz"
+    if path.exists() and _sha256(path) == meta["sha256"]: return path
     try: data = lzma.decompress(blob.read_bytes())
     except (OSError, lzma.LZMAError) as e:
         raise PinError(f"{blob}: missing or not xz ({e}); restore it with git") from e
-    if hashlib.sha256(data).hexdigest() != meta["sha256"]:
+    if (codec := meta.get("codec", "bytes")) not in CODECS: raise PinError(f"{blob}: unknown codec {codec!r}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try: CODECS[codec][1](data, path)
+    except ValueError as e: raise PinError(f"{blob} does not rebuild the file its pin names ({e})") from e
+    if _sha256(path) != meta["sha256"]:
+        path.unlink()
         raise PinError(f"{blob} does not hold the file its pin names (sha256 differs)")
-    path = Path(path)
-    if not (path.exists() and hashlib.sha256(path.read_bytes()).hexdigest() == meta["sha256"]):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda t: t.write_bytes(data))
     return path
 
-def _file(self: Pins, name: str, path: str | Path, build: Callable[[], object], **fingerprint) -> Path:
-    "`path`, made by `build()` or restored from the pin `name`, as the mode says (see above)."
+def _file(self: Pins, name: str, path: str | Path, build: Callable[[], object], codec: str = "bytes",
+          **fingerprint) -> Path:
+    "`path`, made by `build()` or restored from the pin `name` (stored by `codec`), as the mode says (see above)."
     path = Path(path)
+    if codec not in CODECS: raise ValueError(f"codec must be one of {sorted(CODECS)}, not {codec!r}")
     if not self.on: build(); return path
     if (meta := self._read(name, fingerprint, "file")) is not None: return _restore_file(self, name, meta, path)
     build()
     if not path.exists(): raise FileNotFoundError(f"building pin {name!r} did not write {path}")
-    _pin_file(self, name, path, fingerprint)
+    _pin_file(self, name, path, fingerprint, codec)
     return path
 
 Pins.file = _file
