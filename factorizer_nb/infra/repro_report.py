@@ -15,7 +15,7 @@ from ..core.data import project_root, run_dir
 __all__ = ['MAIN_NUMBERS', 'TOLERANCE_SDS', 'Output', 'as_number', 'output_numbers', 'main_numbers', 'seed_spread', 'tolerance',
            'compare', 'verdicts', 'summary_line', 'spread_name', 'reproduction_report', 'write_report', 'main']
 
-# %% ../../nbs/infra/97_repro_report.ipynb #565cc09a
+# %% ../../nbs/infra/97_repro_report.ipynb #866fc14b
 @dataclass(frozen=True)
 class Output:
     "One output of the main job: `keys` identify a row, `values` are its main numbers, `exact` rows need no tolerance."
@@ -24,13 +24,15 @@ class Output:
     values: tuple[str, ...] = ()
     exact: dict = field(default_factory=dict)   # {column: values}: rows whose numbers no float training touches
     why_exact: str = ""
+    exact_keys: tuple[str, ...] = ()            # key columns that identify exact rows only (a trained vocabulary's size moves)
 
 MAIN_NUMBERS = (
     Output("table_vocab_stats_{lang}", (), ("triplets_used", "vocab_size", "mean_subword_chars")),
     Output("table_quality_{lang}", (), ("vocab_size", "top1000_single_subword_share", "factorizer_subwords_per_word",
                                         "bpe_subwords_per_word", "ratio_to_bpe", "code_perplexity")),
     Output("fig3_splits_per_word_{lang}", ("tokenizer", "alpha_split", "vocab_size"), ("subwords_per_word",),
-           {"tokenizer": ("BPE",)}, "byte-level BPE is trained by counting (HF tokenizers) and applied by merges: integers only"),
+           {"tokenizer": ("BPE",)}, "byte-level BPE is trained by counting (HF tokenizers) and applied by merges: integers only",
+           ("vocab_size",)),
     Output("table_fig4_parser_{lang}", ("family", "setting"), ("subwords_per_word", "UPOS", "Lemmas", "LAS")),
     Output("fig6_noise_{lang}", ("family", "p_noise"), ("UPOS", "Lemmas", "LAS")),
     Output("table1_parser_ablation_{lang}", ("model",), ("AllTags", "Lemmas", "LAS")),
@@ -39,7 +41,7 @@ MAIN_NUMBERS = (
     Output("bd_table3_comparison_{tag}", ("tokenizer",), ("vocab_size", "mean_token_length", "units_per_word", "f1")),
 )
 
-# %% ../../nbs/infra/97_repro_report.ipynb #07ecbc66
+# %% ../../nbs/infra/97_repro_report.ipynb #7f7cb607
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 def as_number(value) -> float:
@@ -56,7 +58,9 @@ def output_numbers(df: pd.DataFrame, out: Output) -> pd.DataFrame:
     for col, allowed in out.exact.items(): exact |= df[col].isin(allowed).to_numpy()
     num = df[values].map(as_number).assign(_exact=exact)
     cell = lambda v: f"{v:g}" if isinstance(v, float) else str(v)                # 4000.0 -> "4000", as a reader writes it
-    key = df[keys].map(cell).agg(" / ".join, axis=1) if keys else pd.Series("", index=df.index)
+    named = df[keys].map(cell)
+    for c in out.exact_keys: named.loc[~exact, c] = "-"
+    key = named.agg(" / ".join, axis=1) if keys else pd.Series("", index=df.index)
     g = num.groupby(key.to_numpy(), sort=False)
     long = g[values].mean().stack(future_stack=True).rename("value").reset_index()
     long.columns = ["key", "column", "value"]
