@@ -15,7 +15,7 @@ from ..core.data import project_root, run_dir
 __all__ = ['MAIN_NUMBERS', 'TOLERANCE_SDS', 'Output', 'as_number', 'output_numbers', 'main_numbers', 'seed_spread', 'tolerance',
            'compare', 'verdicts', 'summary_line', 'spread_name', 'reproduction_report', 'write_report', 'main']
 
-# %% ../../nbs/infra/97_repro_report.ipynb #866fc14b
+# %% ../../nbs/infra/97_repro_report.ipynb #0c5806cb
 @dataclass(frozen=True)
 class Output:
     "One output of the main job: `keys` identify a row, `values` are its main numbers, `exact` rows need no tolerance."
@@ -24,14 +24,14 @@ class Output:
     values: tuple[str, ...] = ()
     exact: dict = field(default_factory=dict)   # {column: values}: rows whose numbers no float training touches
     why_exact: str = ""
-    exact_keys: tuple[str, ...] = ()            # key columns that identify exact rows only (a trained vocabulary's size moves)
+    exact_keys: tuple[str, ...] = ()            # key columns of exact rows only (a trained vocabulary's size moves)
 
 MAIN_NUMBERS = (
     Output("table_vocab_stats_{lang}", (), ("triplets_used", "vocab_size", "mean_subword_chars")),
     Output("table_quality_{lang}", (), ("vocab_size", "top1000_single_subword_share", "factorizer_subwords_per_word",
                                         "bpe_subwords_per_word", "ratio_to_bpe", "code_perplexity")),
     Output("fig3_splits_per_word_{lang}", ("tokenizer", "alpha_split", "vocab_size"), ("subwords_per_word",),
-           {"tokenizer": ("BPE",)}, "byte-level BPE is trained by counting (HF tokenizers) and applied by merges: integers only",
+           {"tokenizer": ("BPE",)}, "byte-level BPE is trained by counting and applied by merges: integers only",
            ("vocab_size",)),
     Output("table_fig4_parser_{lang}", ("family", "setting"), ("subwords_per_word", "UPOS", "Lemmas", "LAS")),
     Output("fig6_noise_{lang}", ("family", "p_noise"), ("UPOS", "Lemmas", "LAS")),
@@ -41,7 +41,7 @@ MAIN_NUMBERS = (
     Output("bd_table3_comparison_{tag}", ("tokenizer",), ("vocab_size", "mean_token_length", "units_per_word", "f1")),
 )
 
-# %% ../../nbs/infra/97_repro_report.ipynb #7f7cb607
+# %% ../../nbs/infra/97_repro_report.ipynb #d9a54cc0
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 def as_number(value) -> float:
@@ -51,13 +51,13 @@ def as_number(value) -> float:
     return float(m.group()) if m else float("nan")
 
 def output_numbers(df: pd.DataFrame, out: Output) -> pd.DataFrame:
-    "One output's main numbers: a row per (key, column), its value (the mean over rows of that key), and if it is exact."
+    "One output's main numbers: a row per (key, column), its value (the mean over that key's rows), if it is exact."
     keys, values = list(out.keys), [c for c in out.values if c in df.columns]
     if missing := [k for k in keys if k not in df.columns]: raise ValueError(f"{out.stem}: no key column {missing}")
     exact = np.zeros(len(df), bool)
     for col, allowed in out.exact.items(): exact |= df[col].isin(allowed).to_numpy()
     num = df[values].map(as_number).assign(_exact=exact)
-    cell = lambda v: f"{v:g}" if isinstance(v, float) else str(v)                # 4000.0 -> "4000", as a reader writes it
+    cell = lambda v: f"{v:g}" if isinstance(v, float) else str(v)          # 4000.0 -> "4000", as a reader writes it
     named = df[keys].map(cell)
     for c in out.exact_keys: named.loc[~exact, c] = "-"
     key = named.agg(" / ".join, axis=1) if keys else pd.Series("", index=df.index)
@@ -129,15 +129,15 @@ def summary_line(numbers: pd.DataFrame, verdict: pd.DataFrame | None) -> str:
             f"{r.paper} {r.item} ({r.verdict_committed} -> {r.verdict_rerun})" for r in changed.itertuples())
     return line
 
-# %% ../../nbs/infra/97_repro_report.ipynb #5f7ae595
-def _git_show(root: Path, rel: str) -> bytes | None:
-    "A file as committed at HEAD, or None."
-    r = subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=root, capture_output=True, timeout=60)
+# %% ../../nbs/infra/97_repro_report.ipynb #762a6408
+def _git_show(root: Path, rel: str, base: str = "HEAD") -> bytes | None:
+    "A file as committed at `base`, or None."
+    r = subprocess.run(["git", "show", f"{base}:{rel}"], cwd=root, capture_output=True, timeout=60)
     return r.stdout if r.returncode == 0 else None
 
-def _committed_names(root: Path, folder: str = "figures") -> list[str]:
-    "The CSV stems committed directly under `folder`."
-    git = ["git", "ls-tree", "--name-only", "HEAD", f"{folder}/"]
+def _committed_names(root: Path, folder: str = "figures", base: str = "HEAD") -> list[str]:
+    "The CSV stems committed directly under `folder` at `base`."
+    git = ["git", "ls-tree", "--name-only", base, f"{folder}/"]
     r = subprocess.run(git, cwd=root, capture_output=True, text=True, timeout=60)
     return [Path(p).name[:-4] for p in r.stdout.split() if p.endswith(".csv")]
 
@@ -151,26 +151,27 @@ def _machine(manifest: bytes | None) -> str:
     isa = ", ".join(m.get("isa") or []) or "no AVX2"
     return f"{m.get('cpu')} ({isa}; torch kernels {m.get('torch_cpu_capability', '?')}; {m.get('cores')} cores)"
 
-def reproduction_report(lang: str = "en", root: Path | None = None,
-                        figures: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None, str, dict]:
-    "`lang`'s main numbers, committed (HEAD) against the rerun's (`figures`), with tolerances; verdicts; summary; machines."
+def reproduction_report(lang: str = "en", root: Path | None = None, figures: Path | None = None,
+                        base: str = "HEAD") -> tuple[pd.DataFrame, pd.DataFrame | None, str, dict]:
+    "`lang`'s main numbers committed at `base` against the rerun's (`figures`), with tolerances; verdicts; summary; machines."
     root = Path(root or project_root()); figures = Path(figures or root / "figures")
-    names = _committed_names(root)
-    committed = main_numbers(lambda n: pd.read_csv(io.BytesIO(_git_show(root, f"figures/{n}.csv"))), names, lang)
+    show = lambda rel: _git_show(root, rel, base)
+    names = _committed_names(root, base=base)
+    committed = main_numbers(lambda n: pd.read_csv(io.BytesIO(show(f"figures/{n}.csv"))), names, lang)
     here = sorted(p.stem for p in figures.glob("*.csv"))
     rerun = main_numbers(lambda n: pd.read_csv(figures / f"{n}.csv"), here, lang)
     spread_csv = root / "figures" / f"{spread_name(lang)}.csv"
     spread = pd.read_csv(spread_csv) if spread_csv.exists() else None
     numbers = compare(committed, rerun, spread)
-    index_committed, index_now = _git_show(root, "figures/results_index.csv"), figures / "results_index.csv"
+    index_committed, index_now = show("figures/results_index.csv"), figures / "results_index.csv"
     verdict = (verdicts(pd.read_csv(io.BytesIO(index_committed)), pd.read_csv(index_now))
                if index_committed and index_now.exists() else None)
     probe = f"table_vocab_stats_{lang}.manifest.json"
-    machines = dict(committed=_machine(_git_show(root, f"figures/{probe}")),
+    machines = dict(committed=_machine(show(f"figures/{probe}")),
                     rerun=_machine((figures / probe).read_bytes() if (figures / probe).exists() else None))
     return numbers, verdict, summary_line(numbers, verdict), machines
 
-# %% ../../nbs/infra/97_repro_report.ipynb #e51156a8
+# %% ../../nbs/infra/97_repro_report.ipynb #366934b2
 def write_report(lang: str, numbers: pd.DataFrame, verdict: pd.DataFrame | None, line: str, machines: dict,
                  out: Path) -> Path:
     "The report as Markdown (and its numbers as CSV) in `out`, ending with the summary line."
@@ -191,9 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     "Command line: print and write the reproduction report of each language; exit 0 (a report, not a gate)."
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.repro_report", description=__doc__)
     ap.add_argument("--langs", nargs="+", default=["en"])
+    ap.add_argument("--base", default="HEAD", help="the commit whose outputs are the committed run (default: HEAD)")
     a = ap.parse_args(argv)
     for lang in a.langs:
-        numbers, verdict, line, machines = reproduction_report(lang)
+        numbers, verdict, line, machines = reproduction_report(lang, base=a.base)
         path = write_report(lang, numbers, verdict, line, machines, run_dir(lang))
         off = numbers[~numbers.status.isin(["agrees", "exact"])]
         print(f"reproduction report ({lang}), written to {path}:")
