@@ -15,7 +15,7 @@ from ..core.data import project_root, run_dir
 __all__ = ['MAIN_NUMBERS', 'TOLERANCE_SDS', 'Output', 'as_number', 'output_numbers', 'main_numbers', 'seed_spread', 'tolerance',
            'compare', 'verdicts', 'summary_line', 'spread_name', 'reproduction_report', 'write_report', 'main']
 
-# %% ../../nbs/infra/97_repro_report.ipynb #0c5806cb
+# %% ../../nbs/infra/97_repro_report.ipynb #25ab757b
 @dataclass(frozen=True)
 class Output:
     "One output of the main job: `keys` identify a row, `values` are its main numbers, `exact` rows need no tolerance."
@@ -31,7 +31,7 @@ MAIN_NUMBERS = (
     Output("table_quality_{lang}", (), ("vocab_size", "top1000_single_subword_share", "factorizer_subwords_per_word",
                                         "bpe_subwords_per_word", "ratio_to_bpe", "code_perplexity")),
     Output("fig3_splits_per_word_{lang}", ("tokenizer", "alpha_split", "vocab_size"), ("subwords_per_word",),
-           {"tokenizer": ("BPE",)}, "byte-level BPE is trained by counting and applied by merges: integers only",
+           {"tokenizer": ("BPE (byte-level)",)}, "byte-level BPE is trained by counting and applied by merges: integers only",
            ("vocab_size",)),
     Output("table_fig4_parser_{lang}", ("family", "setting"), ("subwords_per_word", "UPOS", "Lemmas", "LAS")),
     Output("fig6_noise_{lang}", ("family", "p_noise"), ("UPOS", "Lemmas", "LAS")),
