@@ -107,6 +107,7 @@ def _out_dir(out_dir, settings: dict) -> Path:
     return d
 
 MANIFEST_VOLATILE = ("created", "git", "notebook", "machine", "threads")   # a manifest that differs only in these is not rewritten
+VOLATILE_SETTINGS = ("settings_path",)     # recorded, but where the checkout sits is not a setting
 
 def _write_if_changed(path: Path, data: bytes) -> Path:
     "Write `data` to `path` unless it holds those bytes already (a regeneration that changes nothing touches nothing)."
@@ -119,7 +120,11 @@ def _write_manifest(d: Path, name: str, m: dict) -> Path:
     new = json.loads(json.dumps(m, default=str, ensure_ascii=False))
     try: old = json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
     except ValueError: old = None
-    same = lambda x: {k: v for k, v in x.items() if k not in MANIFEST_VOLATILE}
+    def same(x):                                  # where the checkout sits is no setting either (VOLATILE_SETTINGS)
+        kept = {k: v for k, v in x.items() if k not in MANIFEST_VOLATILE}
+        if isinstance(kept.get("settings"), dict):
+            kept["settings"] = {k: v for k, v in kept["settings"].items() if k not in VOLATILE_SETTINGS}
+        return kept
     if isinstance(old, dict) and same(old) == same(new): return p
     return _write_if_changed(p, (json.dumps(new, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
 
@@ -144,8 +149,6 @@ def save_table(df, name: str, caption: str, settings: dict, seeds: dict, data_fi
     return paths + [_write_manifest(d, name, manifest(caption, settings, seeds, data_files, **extra))]
 
 # %% ../../nbs/infra/90_reporting.ipynb #0e04bff3
-VOLATILE_SETTINGS = ("settings_path",)     # recorded, but where the checkout sits is not a setting
-
 def _manifest_problems(m: dict, head_has, settings_of) -> list[str]:
     "What makes one manifest stale."
     out, g, S = [], m.get("git") or {}, m.get("settings") or {}
