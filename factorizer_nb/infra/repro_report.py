@@ -129,7 +129,7 @@ def summary_line(numbers: pd.DataFrame, verdict: pd.DataFrame | None) -> str:
             f"{r.paper} {r.item} ({r.verdict_committed} -> {r.verdict_rerun})" for r in changed.itertuples())
     return line
 
-# %% ../../nbs/infra/97_repro_report.ipynb #762a6408
+# %% ../../nbs/infra/97_repro_report.ipynb #2b95ce14
 def _git_show(root: Path, rel: str, base: str = "HEAD") -> bytes | None:
     "A file as committed at `base`, or None."
     r = subprocess.run(["git", "show", f"{base}:{rel}"], cwd=root, capture_output=True, timeout=60)
@@ -161,7 +161,7 @@ def reproduction_report(lang: str = "en", root: Path | None = None, figures: Pat
     here = sorted(p.stem for p in figures.glob("*.csv"))
     rerun = main_numbers(lambda n: pd.read_csv(figures / f"{n}.csv"), here, lang)
     spread_csv = root / "figures" / f"{spread_name(lang)}.csv"
-    spread = pd.read_csv(spread_csv) if spread_csv.exists() else None
+    spread = pd.read_csv(spread_csv).fillna({"key": ""}) if spread_csv.exists() else None     # one-row outputs: no key
     numbers = compare(committed, rerun, spread)
     index_committed, index_now = show("figures/results_index.csv"), figures / "results_index.csv"
     verdict = (verdicts(pd.read_csv(io.BytesIO(index_committed)), pd.read_csv(index_now))
