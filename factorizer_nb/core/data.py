@@ -134,14 +134,14 @@ def read_text(rel: str | Path) -> str:
 # %% ../../nbs/core/00_data.ipynb #41249b78
 DEFAULT_PROFILE = "small"   # the default job's profile: its outputs sit directly under runs/<lang>/ and figures/
 
-RUNS_ENV = "FACTORIZER_NB_RUNS"   # another folder for runs/: `make figures` draws from the pinned artefacts in runs/pinned/, apart from real runs
+RUNS_ENV = "FACTORIZER_NB_RUNS"   # another folder for runs/ (`make figures` works in runs/pinned/)
 
 def runs_root() -> Path:
     "Where runs live: `$FACTORIZER_NB_RUNS` if set, else `runs/` in the project root."
     return Path(env).expanduser().resolve() if (env := os.environ.get(RUNS_ENV)) else project_root() / "runs"
 
 def run_dir(lang: str, *parts: str, root: str | Path | None = None, profile: str = DEFAULT_PROFILE) -> Path:
-    "`runs/<lang>/<parts...>` (`runs/<lang>-<profile>/...` for another profile) under `root` (default: `runs_root()`), created if needed."
+    "`runs/<lang>/<parts...>` (`runs/<lang>-<profile>/...` for another profile) in `root` or `runs_root()`, created."
     if not lang or "/" in lang or lang in (".", ".."): raise ValueError(f"not a language code: {lang!r}")
     if not profile or not profile.isidentifier(): raise ValueError(f"not a profile name: {profile!r}")
     d = Path(root or runs_root()).joinpath(lang if profile == DEFAULT_PROFILE else f"{lang}-{profile}", *parts)

@@ -60,13 +60,16 @@ def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: 
              config: ParserConfig, training: ParserTraining, device: str = "cpu", progress: bool = True, eval_every: int = 1,
              workers: int = 1, ledger: str | Path | None = None, shared_ledgers: Sequence[str | Path] = (),
              ledger_only: bool = False) -> pd.DataFrame:
-    "Train a parser for every point and seed (resuming each), `workers` at a time in their own processes; one row per run with the dev scores. With `ledger`, each finished run is recorded in (and read back from) `ledger/<point>/seed<k>.json`, and read back from the `shared_ledgers` too; `ledger_only`: train nothing, and raise a `PinError` naming the runs the ledger lacks."
+    "A parser for every point and seed (each resumed), `workers` at a time; a row per run with its dev scores."
+    # With `ledger`, each finished run is recorded in (and read back from) `ledger/<point>/seed<k>.json`,
+    # and read back from the `shared_ledgers` too; `ledger_only`: train nothing, and raise a `PinError`
+    # naming the runs the ledger lacks.
     jobs = [(p, seed) for p in points for seed in seeds]
     kws = [dict(tokenizer=p.tokenizer, train=train, dev=dev, out_dir=Path(out_root) / p.key / f"seed{seed}", config=config,
                 training=replace(training, seed=seed), device=device, progress=progress and workers == 1, eval_every=eval_every,
                 ledger=Path(ledger) / p.key / f"seed{seed}.json" if ledger else None, shared_ledgers=tuple(shared_ledgers)) for p, seed in jobs]
-    if ledger_only and (missing := [f"{p.key}/seed{seed}" for (p, seed), kw in zip(jobs, kws) if ledger_hit(**kw) is None]):
-        raise PinError(f"the ledger {ledger} records no parser for {', '.join(missing)} under this fingerprint (make it with `make pin`)")
+    missing = [f"{p.key}/seed{seed}" for (p, seed), kw in zip(jobs, kws) if ledger_only and ledger_hit(**kw) is None]
+    if missing: raise PinError(f"the ledger {ledger} records no parser for {', '.join(missing)} (`make pin`)")
     scores = train_parsers(kws, workers)
     spw = {p.key: subwords_per_word(p.tokenizer, dev) for p in points}
     return pd.DataFrame([dict(family=p.family, setting=p.setting, tokenizer=p.tokenizer.name, seed=seed, subwords_per_word=spw[p.key],
@@ -160,15 +163,18 @@ class ParserExperiment:
 
     def grid(self, points: Sequence[Point], progress: bool = True, workers: int = 1, ledger: bool = False,
              pins: Pins | None = None) -> pd.DataFrame:
-        "`run_grid` over `points` and the seeds, in the shared directory, with this experiment's splits and settings (`workers` parsers at a time; `ledger`: record finished runs in `ledger_dir`; `pins` on: so too, and in `use` mode train nothing)."
+        "`run_grid` over `points` and the seeds, with this experiment's splits and settings."
+        # `workers` parsers at a time; `ledger`: record finished runs in `ledger_dir`; `pins` on: record
+        # them beside the pins, and in `use` mode train nothing
         pinned = bool(pins and pins.on)                            # the parsers are recorded beside the pins
         ledger = ledger or pinned
         self.read_shared |= bool(ledger and self.shared_ledgers)
         return run_grid(points, self.train, self.dev, self.grid_root, self.seeds, config=self.config, training=self.training,
                         device=self.device, progress=progress, eval_every=self.S["ud_eval_every"], workers=workers,
-                        ledger=(pins.root.parent if pinned else self.ledger_dir) if ledger else None, shared_ledgers=self.shared_ledgers if ledger else (),
+                        ledger=(pins.root.parent if pinned else self.ledger_dir) if ledger else None,
+                        shared_ledgers=self.shared_ledgers if ledger else (),
                         ledger_only=bool(pins and pins.mode == "use"))
 
     def fingerprint(self, point: Point, seed: int) -> dict:
-        "The fingerprint of `point`'s parser run with `seed`: what its ledger record, and every pinned evaluation of it, is filed under."
+        "The fingerprint of `point`'s run with `seed`, under which its record and pinned evaluations are filed."
         return run_fingerprint(point.tokenizer, self.train, self.dev, self.config, replace(self.training, seed=seed))

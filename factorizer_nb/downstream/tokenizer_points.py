@@ -39,7 +39,7 @@ class Point:
 
 # %% ../../nbs/downstream/46_tokenizer_points.ipynb #058df1c1
 def _cached(path: Path, build, pins: Pins | None = None, **fingerprint) -> Tokenizer:
-    "The tokenizer saved at `path`, or `build()` saved there; with `pins` on, the file pinned under `fingerprint` (`Pins.file`)."
+    "The tokenizer saved at `path`, or `build()` saved there; with `pins` on, the file pinned under `fingerprint`."
     def make():
         if path.exists(): return
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -60,9 +60,11 @@ def bpe_point(counts, size: int, work: Path, pins: Pins | None = None) -> Point:
 def unigram_point(counts, size: int, work: Path, pins: Pins | None = None) -> Point:
     "sentencepiece Unigram LM of `size` trained on the plain words of `counts` (as the tokenizer will see them)."
     build = lambda: SentencePieceTokenizer.from_counts(counts, size, "unigram", name=f"Unigram LM {size}")
-    return Point("Unigram LM", size, _cached(work / f"spm_unigram_words_{size}.json", build, pins, size=size, words=digest(counts)))
+    path = work / f"spm_unigram_words_{size}.json"
+    return Point("Unigram LM", size, _cached(path, build, pins, size=size, words=digest(counts)))
 
-def spm_bpe(counts, size: int, work: Path, dropout: float = 0.0, seed: int | None = None, pins: Pins | None = None) -> SentencePieceTokenizer:
+def spm_bpe(counts, size: int, work: Path, dropout: float = 0.0, seed: int | None = None,
+            pins: Pins | None = None) -> SentencePieceTokenizer:
     "sentencepiece BPE of `size` on the word list `counts`, with seeded BPE-dropout `dropout` (`core.baselines.bpe_dropout`, in sentencepiece's merge order)."
     build = lambda: SentencePieceTokenizer.from_counts(counts, size, "bpe", name=f"BPE {size}")
     base = _cached(work / f"spm_bpe_words_{size}.json", build, pins, size=size, words=digest(counts))
@@ -87,15 +89,18 @@ class SaGePointConfig:
 
 def sage_vocabulary(lines: Sequence[str], initial_size: int, sage: dict, out: Path, pins: Pins | None = None,
                     progress: bool = False) -> list:
-    "SaGe's vocabulary pruned from `initial_size` BPE pieces of `lines` with the settings `sage` (`sage_*`, seed), run in `out`; with `pins` on, its `vocab.txt` and `steps.tsv` are pinned files."
-    def prune(): return run_sage(SaGe.from_settings(Corpus.from_lines(lines), initial_vocabulary(lines, initial_size), sage), out, progress=progress)
+    "SaGe's vocabulary pruned from `initial_size` BPE pieces of `lines` by the settings `sage`, in `out`."
+    # with `pins` on, the run's `vocab.txt` and `steps.tsv` are pinned files
+    def prune():
+        sage_run = SaGe.from_settings(Corpus.from_lines(lines), initial_vocabulary(lines, initial_size), sage)
+        return run_sage(sage_run, out, progress=progress)
     if not (pins is not None and pins.on): return prune()
     fingerprint = dict(lines=digest(list(lines)), initial_size=initial_size, sage=dict(sorted(sage.items())))
     for name in ("vocab.txt", "steps.tsv"): pins.file(f"{out.name}/{name}", out / name, prune, **fingerprint)
     return read_vocabulary(out / "vocab.txt")
 
-def sage_point(config: SaGePointConfig, size: int, work: Path, lines: Sequence[str] | None = None, progress: bool = False,
-               pins: Pins | None = None) -> Point:
+def sage_point(config: SaGePointConfig, size: int, work: Path, lines: Sequence[str] | None = None,
+               progress: bool = False, pins: Pins | None = None) -> Point:
     "SaGe pruned to `size` from sentencepiece BPE trained on the language's running text (`config.text`)."
     lines = list(text_lines(config.text)) if lines is None else lines
     initial = config.initial_vocab if size == config.final_vocab else round(size * config.n)

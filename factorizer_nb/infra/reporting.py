@@ -69,10 +69,10 @@ def _cpuinfo() -> tuple[str | None, set[str]]:
     return model, flags
 
 def machine_record() -> dict:
-    "What float results depend on besides code and seed: the CPU and its instruction sets, the kernels torch picks, torch's build, the GPU."
+    "What float results depend on besides code and seed: CPU, instruction sets, torch's kernels and build, GPU."
     model, flags = _cpuinfo()
-    out = dict(cpu=model or platform.processor() or platform.machine(), isa=[f for f in ISA_FLAGS if f in flags], cores=os.cpu_count(),
-               **{k.lower(): os.environ[k] for k in ISA_ENV if os.environ.get(k)})
+    out = dict(cpu=model or platform.processor() or platform.machine(), isa=[f for f in ISA_FLAGS if f in flags],
+               cores=os.cpu_count(), **{k.lower(): os.environ[k] for k in ISA_ENV if os.environ.get(k)})
     if (torch := sys.modules.get("torch")) is not None:                   # torch is not imported for a manifest alone
         build = dict(re.findall(r"\b(BLAS_INFO|LAPACK_INFO|USE_MKLDNN|USE_OPENMP)=([^,\s]+)", torch.__config__.show()))
         out.update(torch_cpu_capability=torch.backends.cpu.get_cpu_capability(), torch_build=build,
@@ -92,7 +92,8 @@ def manifest(caption: str, settings: dict, seeds: dict, data_files=(), **extra) 
     if not caption.strip(): raise ValueError("a caption is required: say what was measured and how it differs from the paper")
     return dict(caption=caption, created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 git=git_state(), settings=settings, seeds=seeds, packages=package_versions(),
-                python=platform.python_version(), threads=thread_counts(), machine=machine_record(), data=data_checksums(data_files),
+                python=platform.python_version(), threads=thread_counts(), machine=machine_record(),
+                data=data_checksums(data_files),
                 **({"notebook": nb} if (nb := running_notebook()) else {}), **extra)
 
 # %% ../../nbs/infra/90_reporting.ipynb #7ccf2c69
@@ -106,7 +107,7 @@ def _out_dir(out_dir, settings: dict) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     return d
 
-MANIFEST_VOLATILE = ("created", "git", "notebook", "machine", "threads")   # a manifest that differs only in these is not rewritten
+MANIFEST_VOLATILE = ("created", "git", "notebook", "machine", "threads")   # differing only in these, a manifest is kept
 VOLATILE_SETTINGS = ("settings_path",)     # recorded, but where the checkout sits is not a setting
 
 def _write_if_changed(path: Path, data: bytes) -> Path:
@@ -115,7 +116,7 @@ def _write_if_changed(path: Path, data: bytes) -> Path:
     return path
 
 def _write_manifest(d: Path, name: str, m: dict) -> Path:
-    "Write the manifest, unless the one there differs from it only in `MANIFEST_VOLATILE`: then it is kept, commit and date included."
+    "Write the manifest, unless the one there differs only in `MANIFEST_VOLATILE` (then it is kept as it is)."
     p = d / f"{name}.manifest.json"
     new = json.loads(json.dumps(m, default=str, ensure_ascii=False))
     try: old = json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
@@ -131,7 +132,8 @@ def _write_manifest(d: Path, name: str, m: dict) -> Path:
 def _figure_bytes(fig, fmt: str) -> bytes:
     "The figure as PNG (150 dpi) or PDF, without a creation date, so the same figure gives the same bytes."
     buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, bbox_inches="tight", **({"dpi": 150} if fmt == "png" else {"metadata": {"CreationDate": None}}))
+    options = {"dpi": 150} if fmt == "png" else {"metadata": {"CreationDate": None}}
+    fig.savefig(buf, format=fmt, bbox_inches="tight", **options)
     return buf.getvalue()
 
 def save_figure(fig, name: str, data, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None, **extra) -> list[Path]:

@@ -31,7 +31,7 @@ MAIN_NUMBERS = (
     Output("table_quality_{lang}", (), ("vocab_size", "top1000_single_subword_share", "factorizer_subwords_per_word",
                                         "bpe_subwords_per_word", "ratio_to_bpe", "code_perplexity")),
     Output("fig3_splits_per_word_{lang}", ("tokenizer", "alpha_split", "vocab_size"), ("subwords_per_word",),
-           {"tokenizer": ("BPE (byte-level)",)}, "byte-level BPE is trained by counting and applied by merges: integers only",
+           {"tokenizer": ("BPE (byte-level)",)}, "byte-level BPE counts and merges: integers only",
            ("vocab_size",)),
     Output("table_fig4_parser_{lang}", ("family", "setting"), ("subwords_per_word", "UPOS", "Lemmas", "LAS")),
     Output("fig6_noise_{lang}", ("family", "p_noise"), ("UPOS", "Lemmas", "LAS")),
@@ -153,7 +153,7 @@ def _machine(manifest: bytes | None) -> str:
 
 def reproduction_report(lang: str = "en", root: Path | None = None, figures: Path | None = None,
                         base: str = "HEAD") -> tuple[pd.DataFrame, pd.DataFrame | None, str, dict]:
-    "`lang`'s main numbers committed at `base` against the rerun's (`figures`), with tolerances; verdicts; summary; machines."
+    "`lang`'s main numbers committed at `base` against the rerun's (`figures`), with tolerances; verdicts; machines."
     root = Path(root or project_root()); figures = Path(figures or root / "figures")
     show = lambda rel: _git_show(root, rel, base)
     names = _committed_names(root, base=base)

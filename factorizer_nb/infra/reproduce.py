@@ -87,8 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--summaries", nargs="+", help="cross-language notebooks to run afterwards over --langs "
                     "(default: all of nbs/paper/summary without --notebooks, none with it)")
     ap.add_argument("--only-summaries", action="store_true", help="run no per-language notebook, only the summaries")
-    ap.add_argument("--pins", choices=PIN_MODES, default="off", help="off: train everything (default); use: draw every figure from the "
-                    "pinned artefacts in data/ledger/, training nothing, in runs/pinned/; record: train what is not pinned, then pin it")
+    ap.add_argument("--pins", choices=PIN_MODES, default="off",
+                    help="off: train everything (default); use: draw every figure from the pinned artefacts in "
+                         "data/ledger/, training nothing, in runs/pinned/; record: train what is not pinned, then pin it")
     ap.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
                     help="a parameter for every per-language notebook that declares it (e.g. processes=8)")
     a = ap.parse_args(argv)
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyError, FileNotFoundError, ValueError) as e:
         ap.exit(2, f"reproduce: error: {e.args[0] if e.args else e}\n")   # one line, no traceback
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    if a.pins == "use": os.environ.setdefault(RUNS_ENV, str(project_root() / "runs" / "pinned"))   # apart from real runs; kernels inherit it
+    if a.pins == "use": os.environ.setdefault(RUNS_ENV, str(project_root() / "runs" / "pinned"))   # not real runs
     res = {} if a.only_summaries else run_notebooks(a.langs, a.profile, a.notebooks, parameters=params)
     if a.summaries or a.only_summaries or not a.notebooks:      # after a per-language run: every language with outputs, not only these
         res.update(run_summaries(a.langs if a.only_summaries else None, a.profile, notebooks=a.summaries))

@@ -652,7 +652,7 @@ def initial_vocabulary(lines: Sequence[str], size: int, unit: str = "char", num_
 # %% ../../nbs/sage/20_pruning.ipynb #7e49eeee
 def read_vocabulary(path: str | Path, unit: str = "char") -> list:
     "A vocabulary file written by `write_outputs` (one piece per line; hex for byte units)."
-    lines = Path(path).read_bytes().decode("utf-8").split("\n")     # not splitlines, nor newline translation: a piece may hold \r or U+2028
+    lines = Path(path).read_bytes().decode("utf-8").split("\n")     # not splitlines: a piece may hold \r or U+2028
     return [bytes.fromhex(l) for l in lines if l] if unit == "byte" else [l for l in lines if l]
 
 # %% ../../nbs/sage/20_pruning.ipynb #0b7c2121
