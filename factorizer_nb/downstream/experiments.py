@@ -68,9 +68,10 @@ def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: 
     kws = [dict(tokenizer=p.tokenizer, train=train, dev=dev, out_dir=Path(out_root) / p.key / f"seed{seed}", config=config,
                 training=replace(training, seed=seed), device=device, progress=progress and workers == 1, eval_every=eval_every,
                 ledger=Path(ledger) / p.key / f"seed{seed}.json" if ledger else None, shared_ledgers=tuple(shared_ledgers)) for p, seed in jobs]
-    missing = [f"{p.key}/seed{seed}" for (p, seed), kw in zip(jobs, kws) if ledger_only and ledger_hit(**kw) is None]
-    if missing: raise PinError(f"the ledger {ledger} records no parser for {', '.join(missing)} (`make pin`)")
-    scores = train_parsers(kws, workers)
+    todo = [ledger_hit(**kw) is None for kw in kws] if ledger_only else None      # looked up once, passed on
+    if missing := [f"{p.key}/seed{seed}" for (p, seed), t in zip(jobs, todo or []) if t]:
+        raise PinError(f"the ledger {ledger} records no parser for {', '.join(missing)} (`make pin`)")
+    scores = train_parsers(kws, workers, todo)
     spw = {p.key: subwords_per_word(p.tokenizer, dev) for p in points}
     return pd.DataFrame([dict(family=p.family, setting=p.setting, tokenizer=p.tokenizer.name, seed=seed, subwords_per_word=spw[p.key],
                               **{m: sc[m] for m in UD_METRICS}) for (p, seed), sc in zip(jobs, scores)])

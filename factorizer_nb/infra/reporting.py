@@ -4,16 +4,17 @@
 
 # %% ../../nbs/infra/90_reporting.ipynb #df4e417e
 from __future__ import annotations
-import datetime, hashlib, io, json, os, platform, re, subprocess, sys, time
+import datetime, hashlib, io, json, os, platform, subprocess, sys, time
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from ..core.data import DEFAULT_PROFILE, project_root, read_bytes, registry
+from ..core.pins import machine_record
 
 # %% auto #0
-__all__ = ['PACKAGES', 'ISA_FLAGS', 'ISA_ENV', 'NOTEBOOK_ENV', 'MANIFEST_VOLATILE', 'VOLATILE_SETTINGS', 'git_state',
-           'package_versions', 'data_checksums', 'thread_counts', 'machine_record', 'running_notebook', 'manifest',
-           'figure_dir', 'save_figure', 'save_table', 'output_problems', 'main']
+__all__ = ['PACKAGES', 'NOTEBOOK_ENV', 'MANIFEST_VOLATILE', 'VOLATILE_SETTINGS', 'git_state', 'package_versions',
+           'data_checksums', 'thread_counts', 'running_notebook', 'manifest', 'figure_dir', 'save_figure', 'save_table',
+           'output_problems', 'main']
 
 # %% ../../nbs/infra/90_reporting.ipynb #d3cc8661
 PACKAGES = ("factorizer-nb", "torch", "numpy", "sentencepiece", "tokenizers", "gensim", "wordfreq", "dawg2", "conllu",
@@ -53,31 +54,6 @@ def thread_counts() -> dict:
     from factorizer_nb.core.baselines import spm_threads          # here: sentencepiece loads only when a manifest is written
     torch = sys.modules.get("torch")
     return dict(torch=torch.get_num_threads() if torch else None, sentencepiece=spm_threads())
-
-ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
-ISA_ENV = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")      # overrides of the kernels torch picks, recorded when set
-
-def _cpuinfo() -> tuple[str | None, set[str]]:
-    "The CPU's model name and flags, from /proc/cpuinfo where there is one."
-    model, flags = None, set()
-    try: text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError: return None, flags
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == "model name" and model is None: model = value.strip()
-        elif key.strip() == "flags" and not flags: flags = set(value.split())
-    return model, flags
-
-def machine_record() -> dict:
-    "What float results depend on besides code and seed: CPU, instruction sets, torch's kernels and build, GPU."
-    model, flags = _cpuinfo()
-    out = dict(cpu=model or platform.processor() or platform.machine(), isa=[f for f in ISA_FLAGS if f in flags],
-               cores=os.cpu_count(), **{k.lower(): os.environ[k] for k in ISA_ENV if os.environ.get(k)})
-    if (torch := sys.modules.get("torch")) is not None:                   # torch is not imported for a manifest alone
-        build = dict(re.findall(r"\b(BLAS_INFO|LAPACK_INFO|USE_MKLDNN|USE_OPENMP)=([^,\s]+)", torch.__config__.show()))
-        out.update(torch_cpu_capability=torch.backends.cpu.get_cpu_capability(), torch_build=build,
-                   gpu=torch.cuda.get_device_name(0) if torch.cuda.is_available() else None)
-    return out
 
 NOTEBOOK_ENV = "FACTORIZER_NB_NOTEBOOK"      # set by `run_notebooks` for the kernel it starts: "<notebook path>@<start, seconds since the epoch>"
 
