@@ -41,6 +41,8 @@
 #                             sage_paper), resumable, into runs/en-sage_paper/ and figures/sage_paper/
 #   make gpu-check            time the paper profile on a GPU (nbs/infra/96_gpu_check: VQ-VAE steps, LM steps, vocabulary inference over
 #                             all 256^3 triplets), into figures/gpu/; about 6 minutes on one H100, set-up included (docs/timings.md)
+#   make paper-words          the paper profile's whole word list for the paper-compute VQ-VAE run on a GPU (nbs/infra/98_paper_run,
+#                             docs/development.md), into runs/paper_words.tsv.xz
 #   make medium               the FACTORIZER notebooks (11-16) for English on the medium profile (about 75 minutes on 2 cores,
 #                             resumable), into runs/en-medium/ and figures/medium/
 SHELL := /bin/bash
@@ -58,7 +60,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: setup lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: paper-words setup lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -177,6 +179,11 @@ sweep: setup
 medium: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile medium --notebooks $(sort $(wildcard nbs/paper/1[1-6]_*.ipynb))
 	$(MAKE) results-index
+
+# The paper-compute VQ-VAE run's word list (issue #64; nbs/infra/98_paper_run): the paper profile's whole cased list, carried to a GPU
+# with the wheels of docs/development.md, where `python -m factorizer_nb.infra.paper_run --words runs/paper_words.tsv.xz --out $$OUT` runs
+paper-words: setup
+	$(BIN)/python -m factorizer_nb.infra.paper_run --export-words runs/paper_words.tsv.xz
 
 gpu-check: setup
 	$(BIN)/python -m factorizer_nb.infra.gpu_check --profile paper

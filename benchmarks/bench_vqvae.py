@@ -7,7 +7,13 @@
   in Python, as it did before (on a GPU the sampler runs on the host, in every step).
 All training steps go through `training.train_step`.
 
+With `--fast`, only the fast step (issue #64, `factorizer.fast_step`): each `FastPath` of the ladder (today's step, then one change
+added at a time, then each compile mode) timed from a fresh state at the profile's shapes on `--device`, with seconds a step, word
+samples a second, achieved TFLOP/s (from `vq_training_flops`), its ratio to today's step, and the share of a plain matmul's rate
+measured in the same run (bf16 on CUDA, fp32 on a CPU).
+
     python benchmarks/bench_vqvae.py [--profile small] [--steps 30] [--triplets 4096]
+    python benchmarks/bench_vqvae.py --fast --profile paper --device cuda [--steps 20] [--compile default,reduce-overhead]
 """
 import argparse, dataclasses, time
 import torch
@@ -15,6 +21,8 @@ from factorizer_nb.core.data import load_settings, training_counts
 from factorizer_nb.factorizer.training import VQConfig, WordSampler, model_from_config, new_state, train_step
 from factorizer_nb.factorizer.vocab_inference import greedy_decode
 from factorizer_nb.factorizer.vqvae import END_TOKEN, MAX_TOKENS, NUM_CODEBOOKS, PAD_TOKEN
+from factorizer_nb.factorizer.fast_step import FastPath
+from factorizer_nb.infra.paper_run import matmul_tflops, time_steps
 
 
 # the small profile before issue #9's tuning (the model shape is the same as today's small profile's)
@@ -56,11 +64,32 @@ def sample_word_by_word(ws: WordSampler, batch_size: int, g: torch.Generator) ->
     return out
 
 
+def fast_paths(profile: str, device: str, steps: int, compile_modes: list[str]):
+    "Print the fast step's ladder of paths at `profile`'s shapes (one padded chunk) on `device`."
+    S = load_settings("en", profile)
+    cfg = dataclasses.replace(VQConfig.from_settings(S), length_buckets=1)
+    sampler = WordSampler(training_counts(S, top_n=cfg.top_words))
+    dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+    rate = matmul_tflops(device, n=8192 if device.startswith("cuda") else 1024, dtype=dtype)
+    rows = time_steps(cfg, sampler, device, FastPath.ladder(compile_modes), steps=steps, matmul=rate)
+    print(f"VQ-VAE step, profile {profile!r} ({cfg.layers} x {cfg.hidden}, batch {cfg.batch_size}, one chunk) on {device}; "
+          f"plain {dtype} matmul {rate:.1f} TFLOP/s")
+    for r in rows:
+        if r["error"]: print(f"  {r['path']:<60} failed: {r['error']}"); continue
+        print(f"  {r['path']:<60} {r['seconds_per_step']:.4f} s/step {r['words_per_second']:10,.0f} words/s "
+              f"{r['tflops']:7.2f} TFLOP/s ({100 * r['share_of_matmul']:.1f}% of the matmul)  ratio {r['speedup']:.2f}  "
+              f"(warm-up {r['warmup_seconds']:.0f} s)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", default="small"); ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--triplets", type=int, default=4096)
+    ap.add_argument("--fast", action="store_true", help="time the fast step's paths only")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--compile", default="default,reduce-overhead", help="with --fast: compile modes, comma-separated")
     a = ap.parse_args()
+    if a.fast: return fast_paths(a.profile, a.device, a.steps, [m for m in a.compile.split(",") if m])
     S = load_settings("en", a.profile)
     cfg = VQConfig.from_settings(S)
     sampler = WordSampler(training_counts(S, top_n=cfg.top_words))

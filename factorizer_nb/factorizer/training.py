@@ -4,7 +4,7 @@
 
 # %% ../../nbs/factorizer/11_training.ipynb #cd383787
 from __future__ import annotations
-import argparse, contextlib, csv, hashlib, logging, math, os, sys
+import argparse, contextlib, copy, csv, hashlib, logging, math, os, sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Sequence
@@ -21,8 +21,9 @@ log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['log', 'LOG_COLUMNS', 'WordSampler', 'ASAM', 'VQConfig', 'model_from_config', 'vq_training_flops',
-           'mean_sample_tokens', 'make_optimizer', 'TrainState', 'new_state', 'ema_decay', 'train_step', 'merge_prior',
-           'load_checkpoint', 'save_state', 'run_fingerprint', 'restore_state', 'train', 'main']
+           'mean_sample_tokens', 'make_optimizer', 'TrainState', 'new_state', 'ema_decay', 'update_weight_ema',
+           'train_step', 'merge_prior', 'load_checkpoint', 'save_state', 'run_fingerprint', 'restore_state', 'Stepper',
+           'train', 'main']
 
 # %% ../../nbs/factorizer/11_training.ipynb #11164f19
 class WordSampler:
@@ -44,22 +45,31 @@ class WordSampler:
 
     def __len__(self): return len(self.words)
 
-    def sample(self, batch_size: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        "Padded tokens [B, T] and loss weights [B]."
+    def sample(self, batch_size: int, generator: torch.Generator,
+               width: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        "Padded tokens [B, T] and loss weights [B] on the sampler's device; T: the longest, or `width`."
+        dev = self.tokens.device                                      # `generator` lives there too
         idx = torch.multinomial(self.p_sample, batch_size, replacement=True, generator=generator)    # [B]
-        keep = torch.rand(batch_size, generator=generator) < self.p_keep[idx]
-        u, v = torch.rand(batch_size, 2, generator=generator).double().unbind(1)                     # cut draws, in float64
+        keep = torch.rand(batch_size, generator=generator, device=dev) < self.p_keep[idx]
+        u, v = torch.rand(batch_size, 2, generator=generator, device=dev).double().unbind(1)   # cut draws, in float64
         n = self.lengths[idx]                                                                        # [B]
         a = (u * n).long()                                            # cut points a < b in 0..n, not (0, n)
         b = torch.minimum(a + 1 + (v * (n - a)).long(), n)
         b = torch.where((a == 0) & (b == n), n - 1, b)
         cut = ~keep & (n > 2)
         start, length = torch.where(cut, a, 0), torch.where(cut, b - a, n)                          # [B]
-        width = int(length.max())
-        pos = start[:, None] + torch.arange(width)                                                   # [B, T]
+        width = int(length.max()) if width is None else width
+        pos = start[:, None] + torch.arange(width, device=dev)                                       # [B, T]
         rows = self.tokens[idx].long().gather(1, pos.clamp(max=self.tokens.shape[1] - 1))
-        out = torch.where(torch.arange(width) < length[:, None], rows, PAD_TOKEN)
+        out = torch.where(torch.arange(width, device=dev) < length[:, None], rows, PAD_TOKEN)
         return out, self.log_f[idx].float()
+
+    def to(self, device: str | torch.device) -> WordSampler:
+        "A copy whose word list and distributions live on `device` (sample there with a generator on that device)."
+        new = copy.copy(self)
+        for name in ("lengths", "tokens", "log_f", "p_sample", "p_keep"):
+            setattr(new, name, getattr(self, name).to(device))
+        return new
 
 
 # %% ../../nbs/factorizer/11_training.ipynb #bbc52080
@@ -72,10 +82,13 @@ class ASAM:
     def ascent(self):
         "Move every parameter by its share of the worst-case perturbation (call after the first backward)."
         ps = [p for p in self.params if p.grad is not None]
-        scale = torch._foreach_add(torch._foreach_abs(ps), self.eta)                     # T_w = |w| + eta, one tensor per parameter
+        scale = torch._foreach_abs(ps)                                         # T_w = |w| + eta, per parameter
+        torch._foreach_add_(scale, self.eta)
         t_g = torch._foreach_mul(scale, [p.grad for p in ps])                            # T_w grad
         norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(t_g))) + 1e-12
-        self._eps = (ps, torch._foreach_mul(torch._foreach_mul(t_g, scale), self.rho / norm))   # rho T_w^2 grad / |T_w grad|
+        torch._foreach_mul_(t_g, scale)                                                  # rho T_w^2 grad / |T_w grad|,
+        torch._foreach_mul_(t_g, self.rho / norm)                                        # in place
+        self._eps = (ps, t_g)
         torch._foreach_add_(*self._eps)
 
     @torch.no_grad()
@@ -157,10 +170,10 @@ def _lr_lambda(steps: int, warmup: int, lr_initial: float, lr_final: float):
     return f
 
 # %% ../../nbs/factorizer/11_training.ipynb #ccc94c52
-def make_optimizer(model: torch.nn.Module, cfg: VQConfig):
-    "AdamW, its warm-up + cosine `LambdaLR` schedule, and ASAM over the same parameters."
+def make_optimizer(model: torch.nn.Module, cfg: VQConfig, fused: bool = False):
+    "AdamW (`fused`: one kernel for all parameters), its warm-up + cosine `LambdaLR` schedule, and ASAM over them."
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr_initial, betas=(cfg.adam_beta1, cfg.adam_beta2),
-                            eps=cfg.adam_eps, weight_decay=cfg.weight_decay)
+                            eps=cfg.adam_eps, weight_decay=cfg.weight_decay, **(dict(fused=True) if fused else {}))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(cfg.steps, cfg.warmup_steps, cfg.lr_initial, cfg.lr_final))
     return opt, sched, ASAM(model.parameters(), rho=cfg.asam_rho)
 
@@ -180,8 +193,9 @@ class TrainState:
     ema: dict[str, torch.Tensor]                          # parameter name -> its EMA, same shape
     gen: torch.Generator                                  # word sampling and codebook revival
     prior: tuple[torch.Tensor, torch.Tensor]              # sorted flat triplet ids [N], their counts [N]
-    pending: list[torch.Tensor] = field(default_factory=list)  # flat ids [B] seen since the last merge
+    pending: list[torch.Tensor] = field(default_factory=list)  # flat ids [B] seen since the last merge (host or device)
     step: int = 0
+    revival_gen: torch.Generator | None = None            # the fast step's codebook revival (None: it draws from `gen`)
 
 # %% ../../nbs/factorizer/11_training.ipynb #de5298f1
 def new_state(cfg: VQConfig, device: str | torch.device = "cpu") -> TrainState:
@@ -245,6 +259,13 @@ def ema_decay(step: int, decay: float) -> float:
     "Weight-EMA decay at a step: `decay`, warmed up as min(decay, (1 + step) / (10 + step))."
     return min(decay, (1 + step) / (10 + step))
 
+@torch.no_grad()
+def update_weight_ema(st: TrainState, cfg: VQConfig):
+    "Move the weight EMA towards the weights after the optimizer's step `st.step`."
+    names, params = zip(*st.model.named_parameters())
+    torch._foreach_lerp_([st.ema[n] for n in names], [p.detach() for p in params],
+                         1 - ema_decay(st.step, cfg.weight_ema))
+
 # %% ../../nbs/factorizer/11_training.ipynb #157f9594
 def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.nn.Module | None = None,
                batch: int | None = None, asam: bool = True) -> dict:
@@ -262,9 +283,7 @@ def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.n
     st.opt.step(); st.sched.step(); st.opt.zero_grad(set_to_none=True)
     idx = out["indices"].detach()                                                              # [B, 3]
     revived = sum(cb.ema_update(out["latents"][:, k].detach(), idx[:, k], st.gen) for k, cb in enumerate(model.codebooks))
-    with torch.no_grad():
-        names, params = zip(*model.named_parameters())
-        torch._foreach_lerp_([st.ema[n] for n in names], [p.detach() for p in params], 1 - ema_decay(st.step, cfg.weight_ema))
+    update_weight_ema(st, cfg)
     all_idx = _gather(idx)                                                                     # [B · world, 3]
     st.pending.append(triplet_to_flat(all_idx[:, 0], all_idx[:, 1], all_idx[:, 2]).cpu())     # [B · world]
     st.step += 1
@@ -277,7 +296,8 @@ def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.n
 def merge_prior(prior: tuple[torch.Tensor, torch.Tensor], new_ids: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     "Add observed flat triplet ids (r·65536 + g·256 + b) to sorted (ids, counts)."
     if not new_ids: return prior
-    ids, cnt = torch.cat([prior[0], *new_ids]), torch.cat([prior[1], torch.ones(sum(len(t) for t in new_ids), dtype=torch.long)])
+    new = torch.cat(new_ids).cpu()                      # one read of the device per checkpoint when they live there
+    ids, cnt = torch.cat([prior[0], new]), torch.cat([prior[1], torch.ones(len(new), dtype=torch.long)])
     keys, inv = torch.unique(ids, return_inverse=True)
     return keys, torch.zeros_like(keys).index_add_(0, inv, cnt)
 
@@ -293,6 +313,9 @@ def save_state(path: Path, st: TrainState, cfg: VQConfig, fingerprint: dict | No
     rank, world = _world()
     st.prior, st.pending = merge_prior(st.prior, st.pending), []
     rng = dict(torch=torch.get_rng_state(), sampler=st.gen.get_state())
+    if st.revival_gen is not None: rng["revival"] = st.revival_gen.get_state()
+    device = next(st.model.parameters()).device
+    if device.type == "cuda": rng["cuda"] = torch.cuda.get_rng_state(device)      # dropout on the GPU
     rngs = [rng]
     if world > 1: rngs = [None] * world; dist.all_gather_object(rngs, rng)
     if rank != 0: return None
@@ -327,7 +350,10 @@ def restore_state(path: Path, st: TrainState, fingerprint: dict | None = None) -
     device = next(st.model.parameters()).device
     st.ema = {n: t.to(device) for n, t in ck["ema"].items()}
     st.prior, st.pending, st.step = ck["prior"], [], ck["step"]
-    torch.set_rng_state(ck["rng"][rank]["torch"]); st.gen.set_state(ck["rng"][rank]["sampler"])
+    rng = ck["rng"][rank]
+    torch.set_rng_state(rng["torch"]); st.gen.set_state(rng["sampler"])
+    if st.revival_gen is not None: st.revival_gen.set_state(rng["revival"])
+    if "cuda" in rng and device.type == "cuda": torch.cuda.set_rng_state(rng["cuda"], device)
     return st
 
 # %% ../../nbs/factorizer/11_training.ipynb #b579a408
@@ -357,14 +383,27 @@ def _check_same_weights(model: torch.nn.Module):
     if not all(torch.equal(all_cs[0], c) for c in all_cs): raise RuntimeError(f"processes ended with different weights: {all_cs}")
 
 # %% ../../nbs/factorizer/11_training.ipynb #248cf97c
+class Stepper:
+    "Today's step, `train_step`, read at every step; `drain()` gives [(step, statistics)] since its last call."
+    log_every = 1
+    def __init__(self, st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.nn.Module | None = None):
+        self.st, self.sampler, self.cfg, self.net, self.rows = st, sampler, cfg, net, []
+    def __call__(self): self.rows.append((self.st.step + 1, train_step(self.st, self.sampler, self.cfg, net=self.net)))
+    def drain(self) -> list[tuple[int, dict]]:
+        rows, self.rows = self.rows, []
+        return rows
+
 def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, cfg: VQConfig | dict, device: str | torch.device = "cpu",
-          stop_after: int | None = None, progress: bool = True, provenance: dict | None = None) -> Path:
-    "Train (or resume, under the same fingerprint) a VQ-VAE on a word-frequency list; returns the checkpoint path."
+          stop_after: int | None = None, progress: bool = True, provenance: dict | None = None, fast=None) -> Path:
+    "Train (or resume, under the same fingerprint) a VQ-VAE on a word list (`fast`: a `FastPath`); its checkpoint."
     if isinstance(cfg, dict): cfg = VQConfig.from_settings(cfg)            # a merged settings dict
     out_dir, device, (rank, world) = Path(out_dir), torch.device(device), _world()
     out_dir.mkdir(parents=True, exist_ok=True)
     ckpt_path, log_path = out_dir / "checkpoint.pt", out_dir / "train_log.csv"
-    st, sampler, fp = new_state(cfg, device), WordSampler(counts), run_fingerprint(cfg, counts, **(provenance or {}))
+    fast_fp = dict(fast_path=fast.fingerprint()) if fast is not None else {}   # today's runs keep their fingerprints
+    fp = run_fingerprint(cfg, counts, **(provenance or {}), **fast_fp)
+    st, sampler = new_state(cfg, device), WordSampler(counts)
+    if fast is not None: fast.prepare(st, cfg)          # its generators and optimizer, before a checkpoint fills them
     if ckpt_path.exists():
         restore_state(ckpt_path, st, fp)
         log.info("resumed from %s at step %d", ckpt_path, st.step)
@@ -375,12 +414,17 @@ def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, cfg: VQConfig 
     with open(log_path if rank == 0 else os.devnull, "a", newline="") as log_file, bar:   # one log, written by rank 0
         writer = csv.writer(log_file)
         st.model.train()
+        stepper = (Stepper if fast is None else fast.stepper)(st, sampler, cfg, net)
         while st.step < end:
-            s = train_step(st, sampler, cfg, net=net)
-            writer.writerow(_log_row(st.step, s))
-            bar.update(1); bar.set_postfix(recon=f"{s['recon']:.2f}", ppl=f"{s['perplexity']:.0f}", usage=f"{s['usage']:.2f}")
+            stepper(); bar.update(1)
+            checkpoint = st.step % cfg.checkpoint_every == 0 or st.step == end
+            if checkpoint or st.step % stepper.log_every == 0:       # the fast step reads its statistics every N steps
+                rows = stepper.drain()
+                writer.writerows(_log_row(n, s) for n, s in rows)
+                s = rows[-1][1]
+                bar.set_postfix(recon=f"{s['recon']:.2f}", ppl=f"{s['perplexity']:.0f}", usage=f"{s['usage']:.2f}")
             if st.step % 50 == 0: log_file.flush()
-            if st.step % cfg.checkpoint_every == 0 or st.step == end:
+            if checkpoint:
                 if rank == 0: log_file.flush()
                 save_state(ckpt_path, st, cfg, fp)
     _check_same_weights(st.model)

@@ -97,16 +97,18 @@ class EMACodebook(nn.Module):
 
 # %% ../../nbs/factorizer/10_vqvae.ipynb #13e1fc15
 def random_latents(e: torch.Tensor, n: int, generator: torch.Generator | None, distributed: bool) -> torch.Tensor:
-    "n latents drawn from the batch (rank 0's draw on every process)."
-    new = e[torch.randint(0, e.shape[0], (n,), generator=generator, device="cpu").to(e.device)]
+    "n latents drawn from the batch (rank 0's draw on every process), with a generator on the host or on `e`'s device."
+    where = generator.device if generator is not None else torch.device("cpu")
+    new = e[torch.randint(0, e.shape[0], (n,), generator=generator, device=where).to(e.device)]
     if distributed: dist.broadcast(new, 0)
     return new
 
 # %% ../../nbs/factorizer/10_vqvae.ipynb #aa2ac9f1
 @patch
 @torch.no_grad()
-def ema_update(self: EMACodebook, e: torch.Tensor, idx: torch.Tensor, generator: torch.Generator | None = None):
-    "Move the codebook towards the latents `e` [B, d] assigned to it (`idx` [B]); revive unused vectors."
+def ema_update(self: EMACodebook, e: torch.Tensor, idx: torch.Tensor, generator: torch.Generator | None = None,
+               sync_free: bool = False):
+    "Move the codebook towards the latents `e` [B, d] assigned to it (`idx` [B]); revive unused vectors; how many."
     e = e.float()
     distributed = dist.is_available() and dist.is_initialized()
     if not self._started and not self.initialized:                # data-dependent start: codes on random latents
@@ -123,7 +125,12 @@ def ema_update(self: EMACodebook, e: torch.Tensor, idx: torch.Tensor, generator:
     n = self.cluster_size.sum()
     smoothed = (self.cluster_size + self.eps) / (n + self.embed.shape[0] * self.eps) * n   # Laplace smoothing
     self.embed.copy_(self.embed_sum / smoothed[:, None])
-    dead = self.cluster_size < self.c_min
+    dead = self.cluster_size < self.c_min                         # [K]
+    if sync_free:                                       # one candidate per code, drawn at every update: no device read
+        new = random_latents(e, self.embed.shape[0], generator, distributed)                     # [K, d]
+        self.embed.copy_(torch.where(dead[:, None], new, self.embed))
+        self.embed_sum.copy_(torch.where(dead[:, None], new, self.embed_sum)); self.cluster_size.masked_fill_(dead, 1.0)
+        return dead.sum()                                         # a tensor on the device
     n_dead = int(dead.sum())                                      # the one host sync of an update
     if n_dead:
         new = random_latents(e, n_dead, generator, distributed)
