@@ -4,7 +4,7 @@
 
 # %% ../../nbs/infra/90_reporting.ipynb #df4e417e
 from __future__ import annotations
-import datetime, hashlib, io, json, os, platform, subprocess, sys, time
+import csv, datetime, hashlib, io, json, os, platform, subprocess, sys, time
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -12,9 +12,9 @@ from ..core.data import DEFAULT_PROFILE, project_root, read_bytes, registry
 from ..core.pins import machine_record
 
 # %% auto #0
-__all__ = ['PACKAGES', 'NOTEBOOK_ENV', 'MANIFEST_VOLATILE', 'VOLATILE_SETTINGS', 'git_state', 'package_versions',
+__all__ = ['PACKAGES', 'NOTEBOOK_ENV', 'MANIFEST_VOLATILE', 'VOLATILE_SETTINGS', 'OLDER_CODE', 'git_state', 'package_versions',
            'data_checksums', 'thread_counts', 'running_notebook', 'manifest', 'figure_dir', 'save_figure', 'save_table',
-           'output_problems', 'main']
+           'older_code_outputs', 'column_problems', 'output_problems', 'main']
 
 # %% ../../nbs/infra/90_reporting.ipynb #d3cc8661
 PACKAGES = ("factorizer-nb", "torch", "numpy", "sentencepiece", "tokenizers", "gensim", "wordfreq", "dawg2", "conllu",
@@ -126,6 +126,45 @@ def save_table(df, name: str, caption: str, settings: dict, seeds: dict, data_fi
              _write_if_changed(d / f"{name}.md", f"{caption}\n\n{df.to_markdown(index=False)}\n".encode("utf-8"))]
     return paths + [_write_manifest(d, name, manifest(caption, settings, seeds, data_files, **extra))]
 
+# %% ../../nbs/infra/90_reporting.ipynb #ac6af095
+OLDER_CODE = "made_by_older_code"   # a manifest's note: why a committed table keeps the columns of an older version of the code
+
+def _header(path: Path) -> list[str]:
+    "The column names of a CSV."
+    with open(path, encoding="utf-8", newline="") as f: return next(csv.reader(f), [])
+
+def older_code_outputs(root: Path | None = None) -> dict[str, str]:
+    "{output (path without suffix, from the checkout): note} of the committed outputs an older version of the code made."
+    root, out = Path(root or project_root()), {}
+    for m in sorted((root / "figures").rglob("*.manifest.json")):
+        try: note = json.loads(m.read_text(encoding="utf-8")).get(OLDER_CODE)
+        except ValueError: continue                                    # output_problems reports unreadable manifests
+        if note: out[str(m.relative_to(root)).removesuffix(".manifest.json")] = note
+    return out
+
+def _created(csv_path: Path) -> str:
+    "When a table's manifest says it was made ('' without one)."
+    m = csv_path.with_name(csv_path.stem + ".manifest.json")
+    try: return json.loads(m.read_text(encoding="utf-8")).get("created", "") if m.exists() else ""
+    except ValueError: return ""
+
+def column_problems(root: Path | None = None) -> dict[str, list[str]]:
+    "Tables `<kind>_<lang>.csv` under figures/ whose columns differ from the newest table of that kind, unless marked."
+    from factorizer_nb.core.data import LANGS
+    root = Path(root or project_root()); older, kinds, out = older_code_outputs(root), {}, {}
+    for f in sorted((root / "figures").rglob("*.csv")):
+        kind, _, lang = f.stem.rpartition("_")
+        if kind and lang in LANGS: kinds.setdefault(kind, []).append(f)
+    for kind, files in kinds.items():
+        ref = max(files, key=lambda f: (_created(f), -len(f.parts)))   # the newest; at a tie, the main job's
+        for f in files:
+            have, want, rel = _header(f), _header(ref), str(f.relative_to(root))
+            if have != want and rel.removesuffix(".csv") not in older:
+                out[rel] = [f"its columns differ from {ref.relative_to(root)}, the newest table of its kind "
+                            f"({', '.join(sorted(set(have) ^ set(want))) or 'their order'}): regenerate it, or say why "
+                            f"it stays in its manifest's {OLDER_CODE!r}"]
+    return out
+
 # %% ../../nbs/infra/90_reporting.ipynb #0e04bff3
 def _manifest_problems(m: dict, head_has, settings_of) -> list[str]:
     "What makes one manifest stale."
@@ -157,7 +196,7 @@ def output_problems(root: Path | None = None) -> dict[str, list[str]]:
         try: probs = _manifest_problems(json.loads(f.read_text(encoding="utf-8")), head_has, settings_of)
         except ValueError as e: probs = [f"unreadable manifest ({e})"]
         if probs: out[str(f.relative_to(root))] = probs
-    return {**out, **index_problems(root)}
+    return {**out, **column_problems(root), **index_problems(root)}
 
 # %% ../../nbs/infra/90_reporting.ipynb #2cefbac7
 def main(argv: list[str] | None = None) -> int:
