@@ -13,7 +13,8 @@ from ..core.data import project_root, run_dir
 
 # %% auto #0
 __all__ = ['MAIN_NUMBERS', 'TOLERANCE_SDS', 'Output', 'as_number', 'output_numbers', 'main_numbers', 'seed_spread', 'tolerance',
-           'compare', 'verdicts', 'summary_line', 'spread_name', 'reproduction_report', 'write_report', 'main']
+           'compare', 'verdicts', 'summary_line', 'verdicts_under', 'seed_verdicts', 'spread_name',
+           'reproduction_report', 'write_report', 'main']
 
 # %% ../../nbs/infra/97_repro_report.ipynb #25ab757b
 @dataclass(frozen=True)
@@ -128,6 +129,33 @@ def summary_line(numbers: pd.DataFrame, verdict: pd.DataFrame | None) -> str:
         line += "; every verdict unchanged" if changed.empty else f"; {len(changed)} verdict(s) changed: " + ", ".join(
             f"{r.paper} {r.item} ({r.verdict_committed} -> {r.verdict_rerun})" for r in changed.itertuples())
     return line
+
+# %% ../../nbs/infra/97_repro_report.ipynb #85c7ea03
+def verdicts_under(figures: Path, root: Path | None = None) -> pd.DataFrame:
+    "The results index of the committed outputs with the tables of `figures` (one run's) in place of the main job's."
+    import tempfile
+    from factorizer_nb.infra.results_index import PAPER_VALUES, build_index
+    root = Path(root or project_root())
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        for f in [p for p in (root / "figures").rglob("*") if p.is_file()] + [root / PAPER_VALUES]:
+            (d / f.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
+            (d / f.relative_to(root)).symlink_to(f.resolve())
+        for f in Path(figures).iterdir():
+            if f.suffix in (".csv", ".json") and f.is_file():
+                (d / "figures" / f.name).unlink(missing_ok=True); (d / "figures" / f.name).symlink_to(f.resolve())
+        return build_index(d)
+
+def seed_verdicts(dirs: dict[int, Path], root: Path | None = None) -> pd.DataFrame:
+    "Each paper item's verdict under each seed's outputs (`dirs`: seed -> its figures), and the seeds where it differs."
+    on = ["paper", "item"]
+    table = None
+    for seed, d in dirs.items():
+        v = verdicts_under(d, root)[on + ["verdict"]].rename(columns={"verdict": f"seed {seed}"})
+        table = v if table is None else table.merge(v, on=on, how="outer")
+    cols = [f"seed {s}" for s in dirs]
+    return table.assign(differs_under=[", ".join(c.removeprefix("seed ") for c in cols if r[c] != r[cols[0]])
+                                       for _, r in table.iterrows()])
 
 # %% ../../nbs/infra/97_repro_report.ipynb #2b95ce14
 def _git_show(root: Path, rel: str, base: str = "HEAD") -> bytes | None:

@@ -634,7 +634,20 @@ def _links(row, base: str) -> str:
         out.append(f"[{Path(f).parent.name + '/' if Path(f).parent.name != 'figures' else ''}{Path(f).stem}]({base}{f})")
     return "<br>".join(out) if out else "—"
 
-def render_markdown(df: pd.DataFrame, older: dict[str, str] | None = None) -> str:
+def _seed_lines(root: Path) -> list[str]:
+    "One line per `figures/table_seed_verdicts_<lang>.csv`: under which seeds a verdict of the index would change."
+    out = []
+    for f in sorted((Path(root) / "figures").glob("table_seed_verdicts_*.csv")):
+        t = pd.read_csv(f, keep_default_na=False)
+        cols = [c for c in t.columns if c.startswith("seed ")]
+        seeds, moved = ", ".join(c.removeprefix("seed ") for c in cols), t[t.differs_under != ""]
+        what = ("every verdict is the same under every seed" if moved.empty else
+                "; ".join(f"{r['paper']} {r['item']} is **{r[cols[0]]}** under seed {cols[0].removeprefix('seed ')} "
+                          f"and differs under seed(s) {r['differs_under']}" for _, r in moved.iterrows()))
+        out.append(f"- {f.stem.removeprefix('table_seed_verdicts_')}, seeds {seeds} ([table]({f.name})): {what}.")
+    return out
+
+def render_markdown(df: pd.DataFrame, older: dict[str, str] | None = None, seeds: list[str] | None = None) -> str:
     "The full index as a Markdown page for `figures/results_index.md`; `older`: {output: note} made by older code."
     counts = df.verdict.value_counts()
     head = ["# Results index", "",
@@ -647,6 +660,10 @@ def render_markdown(df: pd.DataFrame, older: dict[str, str] | None = None) -> st
         scale = "; ".join(x for x in (r.profile, r.scale) if x)
         head.append(f"| {r.paper} | {r['item']} | {_cell(r.paper_value)} ({r.section}) | {_cell(r.ours)} | {_cell(scale) or '—'} | **{r.verdict}** | "
                     f"{_cell(r.note) or '—'} | {_links(r, '../')} |".replace("../figures/", ""))
+    if seeds:
+        head += ["", "## Verdicts under other seeds", "",
+                 "The main job rerun under other seeds (`nbs/paper/heavy/22_seed_spread`), each verdict decided again "
+                 "on that seed's outputs:", "", *seeds]
     if older:
         head += ["", "## Outputs made by an older version of the code", "",
                  "Their numbers stand; their columns are those of the code that made them, and their manifests say why they "
@@ -668,7 +685,8 @@ def index_files(root: Path) -> dict[Path, str]:
     "The generated files and their text."
     df = build_index(root)
     from factorizer_nb.infra.reporting import older_code_outputs
-    return {Path(root) / "figures" / f"{INDEX}.md": render_markdown(df, older_code_outputs(root)), Path(root) / "figures" / f"{INDEX}.csv": df.to_csv(index=False, lineterminator="\n")}
+    md = render_markdown(df, older_code_outputs(root), _seed_lines(root))
+    return {Path(root) / "figures" / f"{INDEX}.md": md, Path(root) / "figures" / f"{INDEX}.csv": df.to_csv(index=False, lineterminator="\n")}
 
 def write_index(root: Path | None = None) -> list[Path]:
     "Write `figures/results_index.md` and `.csv`."
