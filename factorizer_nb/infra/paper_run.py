@@ -4,13 +4,13 @@
 
 # %% ../../nbs/infra/98_paper_run.ipynb #e58e3f68
 from __future__ import annotations
-import argparse, json, lzma, math, statistics, sys, time
+import argparse, hashlib, json, lzma, math, sys, tempfile, time
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 import torch
-from ..core.data import atomic_write, load_settings, training_counts
-from ..core.vocab import vocab_to_text
+from ..core.data import atomic_write, load_settings, marked_bytes, training_counts, ud_sentences
+from ..core.vocab import Vocabulary, subword_bytes, vocab_from_text, vocab_to_text
 from ..factorizer.fast_step import COMPILE_MODES, FastPath
 from ..factorizer.training import (VQConfig, WordSampler, mean_sample_tokens, new_state, train,
                                                vq_training_flops)
@@ -19,7 +19,8 @@ from ..downstream.lm import device_name
 from .reporting import package_versions
 
 # %% auto #0
-__all__ = ['export_words', 'read_words', 'matmul_tflops', 'time_steps', 'plan_steps', 'paper_run', 'main']
+__all__ = ['export_words', 'read_words', 'matmul_tflops', 'time_steps', 'plan_steps', 'paper_run', 'cut_vocabulary',
+           'follow_up_words', 'record_run', 'main']
 
 # %% ../../nbs/infra/98_paper_run.ipynb #f6992b14
 def export_words(counts: Sequence[tuple[str, int]], path: str | Path) -> Path:
@@ -155,6 +156,43 @@ def paper_run(out: str | Path, words: Sequence[tuple[str, int]], profile: str = 
          vocab_xz_bytes=len(text))
     return record
 
+# %% ../../nbs/infra/98_paper_run.ipynb #21f97897
+def cut_vocabulary(vocab: Vocabulary, words: Iterable[str]) -> Vocabulary:
+    "The entries of `vocab` inside some marked word of `words`, and all one-byte entries: the same splits of them."
+    inside = set()
+    for w in set(words):
+        try: raw = marked_bytes(w)
+        except UnicodeEncodeError: continue             # a lone surrogate: the tokenizer gives [UNK] either way
+        for i in range(len(raw)): inside.update(raw[i:j] for j in range(i + 1, min(len(raw), i + vocab.max_len) + 1))
+    keep = [(s, t, lp) for s, t, lp in vocab.items() if len(b := subword_bytes(s)) == 1 or b in inside]
+    return Vocabulary(keep, dict(vocab.meta, cut=dict(entries=len(vocab), kept=len(keep))))
+
+def follow_up_words(lang: str = "en", top_words: int = 50_000) -> list[str]:
+    "Words the CPU follow-ups split: the treebank's (train, dev), as tokenizers see them, and the list's top."
+    S = load_settings(lang, "small")
+    words = {w for rel in (S["parser_train"], S["parser_dev"]) for sent in ud_sentences(rel) for form in sent
+             for w in form.split()}
+    return sorted(words | {w for w, _ in training_counts(S, top_n=top_words)})
+
+def record_run(run: str | Path, words: Iterable[str], ledger: str | Path, name: str = "paper-all") -> Path:
+    "Write a finished run's vocabulary, cut to `words`, and its record to `ledger/<name>/`; the folder."
+    run, dest = Path(run), Path(ledger) / name
+    rec = json.loads((run / "paper_run.json").read_text(encoding="utf-8"))
+    if rec.get("steps_done") is None or rec["steps_done"] != rec.get("steps_planned"):
+        raise ValueError(f"{run}: the run did not finish its schedule "
+                         f"({rec.get('steps_done')} of {rec.get('steps_planned')} steps)")
+    with tempfile.TemporaryDirectory() as d:
+        text = lzma.decompress((run / "vocab.tsv.xz").read_bytes()).decode("utf-8")
+        full = vocab_from_text(text, Path(d) / "full.dawg")
+        cut = cut_vocabulary(Vocabulary.load(full), words).save(Path(d) / "cut.dawg")
+        text = lzma.compress(vocab_to_text(cut).encode("utf-8"))
+    dest.mkdir(parents=True, exist_ok=True)
+    atomic_write(dest / "vocab.tsv.xz", lambda t: t.write_bytes(text))
+    rec["ledger_vocab"] = dict(file="vocab.tsv.xz", sha256=hashlib.sha256(text).hexdigest(),
+                               cut_to_words=len(set(words)))
+    atomic_write(dest / "paper_run.json", lambda t: t.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8"))
+    return dest
+
 # %% ../../nbs/infra/98_paper_run.ipynb #a9c348ff
 def main(argv: list[str] | None = None) -> int:
     "Command line: export the word list, or run."
@@ -162,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lang", default="en"); ap.add_argument("--profile", default="paper")
     ap.add_argument("--export-words", help="write the profile's whole training list to this file and stop")
     ap.add_argument("--top-words", type=int, default=0, help="with --export-words: only the top N entries (0: all)")
+    ap.add_argument("--record", help="a finished run's folder: its vocabulary, cut, into --ledger (then stop)")
+    ap.add_argument("--ledger", default="data/ledger/en-grid/ladder", help="with --record: the ladder's ledger")
     ap.add_argument("--words", help="the list export-words wrote"); ap.add_argument("--out", help="output folder")
     ap.add_argument("--budget", type=float, default=540, help="seconds for the whole command")
     ap.add_argument("--reserve", type=float, default=150, help="seconds kept for the vocabulary")
@@ -171,7 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.export_words:
         export_words(training_counts(load_settings(a.lang, a.profile), top_n=a.top_words or None), a.export_words)
         return 0
-    if not (a.words and a.out): ap.error("give --words and --out (or --export-words)")
+    if a.record:
+        try: print(record_run(a.record, follow_up_words(a.lang), a.ledger))
+        except (OSError, ValueError) as e: raise SystemExit(f"paper_run: {e}") from None
+        return 0
+    if not (a.words and a.out): ap.error("give --words and --out (or --export-words, or --record)")
     try: words = read_words(a.words)
     except (OSError, ValueError) as e: raise SystemExit(f"paper_run: {e}") from None
     rec = paper_run(a.out, words, a.profile, a.lang, a.budget, a.reserve, a.device, a.bench_steps,
