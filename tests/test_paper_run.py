@@ -13,8 +13,8 @@ def test_paper_run_command_on_the_cpu(tmp_path):
     r = subprocess.run(CMD + ["--profile", "tiny", "--export-words", str(words), "--top-words", "2000"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert len(lzma.decompress(words.read_bytes()).decode().splitlines()) == 2000
-    r = subprocess.run(CMD + ["--profile", "tiny", "--words", str(words), "--out", str(out), "--budget", "45", "--reserve", "10",
-                              "--bench-steps", "2", "--compile", "", "--device", "cpu"], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(CMD + ["--profile", "tiny", "--words", str(words), "--out", str(out), "--budget", "30", "--reserve", "8",
+                              "--bench-steps", "1", "--compile", "", "--device", "cpu"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     rec = json.loads((out / "paper_run.json").read_text())
     assert rec["steps_done"] == rec["steps_planned"] >= 20 and rec["word_samples"] == rec["steps_done"] * rec["settings"]["vq_batch_size"]
