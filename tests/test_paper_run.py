@@ -1,10 +1,12 @@
 """The paper-compute command end to end on the CPU at the tiny profile: the word list exported here,
 then benchmark, plan, training to the end of its schedule, vocabulary and record, within a wall-clock budget."""
-import json, lzma, subprocess, sys
+import json, lzma, os, subprocess, sys
 
 from fixtures import needs_data
 
 CMD = [sys.executable, "-m", "factorizer_nb.infra.paper_run"]
+# one thread: beside another test worker on 2 cores, two threads each run the tiny steps 10-20 times slower
+ENV = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
 
 @needs_data
@@ -14,7 +16,8 @@ def test_paper_run_command_on_the_cpu(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert len(lzma.decompress(words.read_bytes()).decode().splitlines()) == 2000
     r = subprocess.run(CMD + ["--profile", "tiny", "--words", str(words), "--out", str(out), "--budget", "30", "--reserve", "8",
-                              "--bench-steps", "1", "--compile", "", "--device", "cpu"], capture_output=True, text=True, timeout=600)
+                              "--bench-steps", "1", "--compile", "", "--device", "cpu"], capture_output=True, text=True, timeout=600,
+                       env=ENV)
     assert r.returncode == 0, r.stderr[-2000:]
     rec = json.loads((out / "paper_run.json").read_text())
     assert rec["steps_done"] == rec["steps_planned"] >= 20 and rec["word_samples"] == rec["steps_done"] * rec["settings"]["vq_batch_size"]
