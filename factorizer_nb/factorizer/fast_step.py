@@ -4,14 +4,11 @@
 
 # %% ../../nbs/factorizer/15_fast_step.ipynb #37b185bd
 from __future__ import annotations
-import time
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 import torch
-from ..core.vocab import triplet_to_flat
-from .training import (TrainState, VQConfig, WordSampler, Stepper, _gather, _perplexity,
-                                               _weighted_loss,
-                                               _world, make_optimizer, new_state, update_weight_ema)
+from .training import (TrainState, VQConfig, WordSampler, Stepper, _perplexity, _weighted_loss,
+                                               _world, after_update, make_optimizer, new_state)
 
 # %% auto #0
 __all__ = ['COMPILE_MODES', 'FastPath', 'FastStepper', 'drift', 'losses']
@@ -77,7 +74,7 @@ class FastStepper:
         self.device, self.log_every, self.rows = next(st.model.parameters()).device, fast.log_every, []
         self.sampler = sampler.to(self.device) if fast.device_sampling else sampler
         self.width = sampler.tokens.shape[1] if fast.device_sampling else None          # every batch the same shape
-        self.graphs = "cudagraphs" in fast.compile or fast.compile == "reduce-overhead"
+        self.graphs = fast.compile == "reduce-overhead"                              # CUDA graphs reuse outputs
         self.loss = torch.compile(self._loss, mode=fast.compile, dynamic=False) if fast.compile else self._loss
 
     def _loss(self, tokens: torch.Tensor, weights: torch.Tensor):
@@ -101,14 +98,7 @@ class FastStepper:
             st.asam.ascent(); st.opt.zero_grad(set_to_none=True); self._pass(tokens, weights); st.asam.restore()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         st.opt.step(); st.sched.step(); st.opt.zero_grad(set_to_none=True)
-        idx, gen = out["indices"], st.revival_gen if fast.sync_free else st.gen                          # [B, 3]
-        revived = sum(cb.ema_update(out["latents"][:, k], idx[:, k], gen, sync_free=fast.sync_free)
-                      for k, cb in enumerate(model.codebooks))
-        update_weight_ema(st, cfg)
-        all_idx = _gather(idx)                                                                         # [B · world, 3]
-        flat = triplet_to_flat(all_idx[:, 0], all_idx[:, 1], all_idx[:, 2])
-        st.pending.append(flat if fast.sync_free else flat.cpu())
-        st.step += 1
+        revived, all_idx = after_update(st, cfg, out, sync_free=fast.sync_free)                       # [B · world, 3]
         stats = torch.stack([loss.double(), out["nll"].float().mean().double(), out["commit"].float().mean().double(),
                              *_perplexity(all_idx), torch.as_tensor(revived, device=self.device).double()])   # [6]
         self.rows.append((st.step, stats, st.sched.get_last_lr()[0]))

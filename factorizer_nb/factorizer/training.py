@@ -22,8 +22,8 @@ log = logging.getLogger(__name__)
 # %% auto #0
 __all__ = ['log', 'LOG_COLUMNS', 'WordSampler', 'ASAM', 'VQConfig', 'model_from_config', 'vq_training_flops',
            'mean_sample_tokens', 'make_optimizer', 'TrainState', 'new_state', 'ema_decay', 'update_weight_ema',
-           'train_step', 'merge_prior', 'load_checkpoint', 'save_state', 'run_fingerprint', 'restore_state', 'Stepper',
-           'train', 'main']
+           'after_update', 'train_step', 'merge_prior', 'load_checkpoint', 'save_state', 'run_fingerprint',
+           'restore_state', 'Stepper', 'train', 'main']
 
 # %% ../../nbs/factorizer/11_training.ipynb #11164f19
 class WordSampler:
@@ -267,6 +267,19 @@ def update_weight_ema(st: TrainState, cfg: VQConfig):
                          1 - ema_decay(st.step, cfg.weight_ema))
 
 # %% ../../nbs/factorizer/11_training.ipynb #157f9594
+def after_update(st: TrainState, cfg: VQConfig, out: dict, sync_free: bool = False) -> tuple:
+    "After the optimizer's step: codebook EMA and revival, weight EMA, the batch's triplets queued, the step counted."
+    idx = out["indices"].detach()                                                              # [B, 3]
+    gen = st.revival_gen if sync_free else st.gen                 # sync_free: a device draw, the triplets kept there
+    revived = sum(cb.ema_update(out["latents"][:, k].detach(), idx[:, k], gen, sync_free=sync_free)
+                  for k, cb in enumerate(st.model.codebooks))
+    update_weight_ema(st, cfg)
+    all_idx = _gather(idx)                                                                     # [B · world, 3]
+    flat = triplet_to_flat(all_idx[:, 0], all_idx[:, 1], all_idx[:, 2])                       # [B · world]
+    st.pending.append(flat if sync_free else flat.cpu())
+    st.step += 1
+    return revived, all_idx
+
 def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.nn.Module | None = None,
                batch: int | None = None, asam: bool = True) -> dict:
     "One optimisation step on a sampled batch; updates `st` and returns the step's statistics."
@@ -281,12 +294,7 @@ def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.n
         st.asam.restore()
     torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
     st.opt.step(); st.sched.step(); st.opt.zero_grad(set_to_none=True)
-    idx = out["indices"].detach()                                                              # [B, 3]
-    revived = sum(cb.ema_update(out["latents"][:, k].detach(), idx[:, k], st.gen) for k, cb in enumerate(model.codebooks))
-    update_weight_ema(st, cfg)
-    all_idx = _gather(idx)                                                                     # [B · world, 3]
-    st.pending.append(triplet_to_flat(all_idx[:, 0], all_idx[:, 1], all_idx[:, 2]).cpu())     # [B · world]
-    st.step += 1
+    revived, all_idx = after_update(st, cfg, out)                                              # [B · world, 3]
     stats = torch.stack([loss.double(), out["nll"].detach().float().mean().double(), out["commit"].detach().float().mean().double(), *_perplexity(all_idx)])
     loss, recon, commit, ppl, usage = stats.tolist()                                           # one host transfer for the statistics
     return dict(loss=loss, recon=recon, commit=commit, perplexity=ppl, usage=usage, revived=revived, lr=st.sched.get_last_lr()[0], indices=all_idx)

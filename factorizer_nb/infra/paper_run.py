@@ -5,7 +5,7 @@
 # %% ../../nbs/infra/98_paper_run.ipynb #e58e3f68
 from __future__ import annotations
 import argparse, hashlib, json, lzma, math, sys, tempfile, time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Sequence
 import torch
@@ -16,6 +16,7 @@ from ..factorizer.training import (VQConfig, WordSampler, mean_sample_tokens, ne
                                                vq_training_flops)
 from ..factorizer.vocab_inference import infer_vocabulary
 from ..downstream.lm import device_name
+from .gpu_check import _sync
 from .reporting import package_versions
 
 # %% auto #0
@@ -43,9 +44,6 @@ def read_words(path: str | Path) -> list[tuple[str, int]]:
     return out
 
 # %% ../../nbs/infra/98_paper_run.ipynb #9484ca68
-def _sync(device: torch.device):
-    if device.type == "cuda": torch.cuda.synchronize(device)
-
 def matmul_tflops(device: str | torch.device, n: int = 8192, reps: int = 20,
                   dtype: torch.dtype = torch.bfloat16) -> float:
     "The dense matrix rate of `device` in TFLOP/s: `reps` n × n matmuls in `dtype` after one warm-up."
