@@ -1,7 +1,8 @@
 # factorizer-nb: set-up, the reproduction job, tests and benchmarks.
 #   make reproduce            set up, then run nbs/paper/ with papermill for LANGS (default: en) on PROFILE (default: small), then
 #                             print the reproduction report (this run against the committed one, within measured tolerances)
-#   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest)
+#   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest) but the slow ones
+#   make test-slow            the slow end-to-end tests (pytest -m slow)
 #   make figures              every committed figure and table of the main job again from the pinned artefacts (no training)
 #   make pin                  make reproduce for LANGS, pinning what it trains in data/ledger/<lang>-small/ (commit it)
 #   make seed-spread          the main job under 5 seeds: the spread the reproduction report's tolerances come from
@@ -60,7 +61,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: paper-words setup lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test check-outputs check-sync readme bench data lab clean-runs
+.PHONY: paper-words setup lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test test-slow check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -205,7 +206,11 @@ parser-grid: setup
 TEST_ENV := OMP_NUM_THREADS=1 FACTORIZER_NB_SPM_THREADS=1
 test: setup
 	$(TEST_ENV) $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2
-	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 15 tests
+	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 15 -m 'not slow' tests
+
+# The long end-to-end tests (whole tiny notebooks, torchrun, the paper-run command), about 8 minutes of one core each run; CI runs them.
+test-slow: setup
+	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 5 -m slow tests
 
 # CI: the exported library, the notebooks and the README must already be in sync and clean.
 check-sync: setup

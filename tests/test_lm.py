@@ -202,6 +202,7 @@ def test_cpu_profile_finetuning_resumes_exactly(tokenizers, tmp_path):
     assert [r["epoch"] for r in log] == ["1", "2", "3"] and all(r["LAS"] for r in log)     # dev scored after every epoch
 
 
+@pytest.mark.slow
 @needs_data
 def test_lm_notebooks_tiny(tmp_path):
     """Tables 1/3, the four-tokenizer table and Figures 6 and 7 on the tiny profile (FACTORIZER: a stand-in vocabulary where 12_vocab_inference puts

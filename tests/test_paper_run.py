@@ -2,6 +2,8 @@
 then benchmark, plan, training to the end of its schedule, vocabulary and record, within a wall-clock budget."""
 import json, lzma, os, subprocess, sys
 
+import pytest
+
 from fixtures import needs_data
 
 CMD = [sys.executable, "-m", "factorizer_nb.infra.paper_run"]
@@ -9,6 +11,7 @@ CMD = [sys.executable, "-m", "factorizer_nb.infra.paper_run"]
 ENV = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
 
+@pytest.mark.slow
 @needs_data
 def test_paper_run_command_on_the_cpu(tmp_path):
     words, out = tmp_path / "words.tsv.xz", tmp_path / "out"

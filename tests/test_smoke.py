@@ -96,6 +96,7 @@ def test_factorizer_pipeline_notebooks_tiny(tmp_path, monkeypatch):
     assert len(records) == len(cells) and all(json.loads(r.read_text())["scores"]["LAS"] >= 0 for r in records)
 
 
+@pytest.mark.slow
 @needs_data
 def test_vq_ladder_notebook_tiny(tmp_path):
     "Issue #28 §1 on the tiny profile: two VQ-VAE points on two word lists, their measures and parsers, and the fitted trends."

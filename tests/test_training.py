@@ -11,6 +11,7 @@ from factorizer_nb.core.tokenizer import Factorizer, UNK
 from fixtures import ROOT
 
 
+@pytest.mark.slow
 def test_torchrun_two_cpu_processes(tmp_path):
     env = dict(os.environ, OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
