@@ -21,7 +21,7 @@ def test_gpu_check_command_runs_on_the_cpu(tmp_path):
 
 @needs_data
 def test_gpu_check_measures_on_one_machine_and_records_on_another(tmp_path):
-    "--raw measures only (a lent machine without this checkout's history); --record writes the table and manifest from that file."
+    "--raw measures only (a GPU machine without this checkout's history); --record writes the table and manifest from that file."
     raw, out = tmp_path / "m.json", tmp_path / "figures"
     cmd = [sys.executable, "-m", "factorizer_nb.infra.gpu_check"]
     r = subprocess.run(cmd + ["--profile", "tiny", "--device", "cpu", "--vq-steps", "2", "--lm-steps", "1", "--micro-batch", "2",

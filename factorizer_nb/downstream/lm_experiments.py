@@ -151,7 +151,7 @@ def _pretrain_log(path: Path) -> dict:
     rows = list(csv.DictReader(open(Path(path).parent / LOG, encoding="utf-8")))
     t = [float(r["seconds"]) for r in rows]                     # seconds since the process started: a resumed run starts again from 0
     secs, toks = sum(a for a, b in zip(t, t[1:] + [0.0]) if b < a), sum(int(r["tokens"]) for r in rows)
-    on = torch.load(path, map_location="cpu", weights_only=False).get("trained_on", {}).get("device", UNRECORDED)   # e.g. a lent GPU
+    on = torch.load(path, map_location="cpu", weights_only=False).get("trained_on", {}).get("device", UNRECORDED)   # e.g. a GPU machine
     return dict(steps=len(rows), pretrain_seconds=secs, tokens_per_second=toks / secs if secs else float("nan"),
                 final_loss=float(rows[-1]["loss"]) if rows else float("nan"), pretrained_on=on)
 
