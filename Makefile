@@ -54,7 +54,7 @@ LANGS ?= en
 PROFILE ?= small
 
 # Data directory: $FACTORIZER_NB_DATA if set, else the offline mirror beside the checkout if there is one,
-# else settings.ini's data_dir (fill it with `$(BIN)/python -m factorizer_nb.core.data download`).
+# else settings.ini's data_dir (fill it with `$(BIN)/python -m factorizer_nb.core.sources download`).
 ifeq ($(FACTORIZER_NB_DATA),)
 ifneq ($(wildcard ../shared/data/MANIFEST.tsv),)
 export FACTORIZER_NB_DATA := $(abspath ../shared/data)
@@ -255,7 +255,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_lm.py
 
 data: setup
-	$(BIN)/python -m factorizer_nb.core.data download
+	$(BIN)/python -m factorizer_nb.core.sources download
 
 lab: setup
 	$(BIN)/jupyter lab nbs

@@ -3,8 +3,8 @@ nothing here is a pass/fail threshold).
 
 Speed: UD en_ewt dev (2,001 sentences, 24,787 whitespace words), encoded three ways: one word per call, one sentence per
 call, and whole batches, by every tokenizer family of the protocol, each of 8,000 pieces trained on the same top-50,000
-wordfreq:en words. FACTORIZER uses the unigram stand-in vocabulary of factorizer_nb.core.baselines made byte-complete
-(`core.vocab.byte_complete`): the search cost depends on the vocabulary's size and piece lengths, not on where the scores
+wordfreq:en words. FACTORIZER uses the unigram stand-in vocabulary of factorizer_nb.baselines.adapters made byte-complete
+(`factorizer.vocab.byte_complete`): the search cost depends on the vocabulary's size and piece lengths, not on where the scores
 came from. Each row is the best of `--repeats` timed passes after one untimed pass, so a cache is warm unless the row says
 "first pass" (a fresh tokenizer, one pass). The reference of each table is HF `tokenizers`' byte-level BPE making the same
 call. The authors' pure-Python `factorizer.py` is not shipped (its code is theirs); `--authors PATH` times a copy of it on the
@@ -17,12 +17,15 @@ loaded in a fresh process (numba's code loaded first); resident and peak memory 
     python benchmarks/bench_encode.py [--vocab-size 8000] [--top-words 50000] [--repeats 3] [--memory-entries 1000000] [--authors PATH]
 """
 import argparse, importlib.util, json, os, platform, random, subprocess, sys, tempfile, time
-from factorizer_nb.core.data import load_settings, word_counts, ud_sentences, text_lines, mark, marked_bytes
-from factorizer_nb.core.baselines import (HFByteBPE, SentencePieceTokenizer, unigram_standin_vocab, train_sentencepiece, train_hf_bpe)
-from factorizer_nb.core.fast_search import HAVE_NUMBA, split_many
+from factorizer_nb.core.settings import load_settings
+from factorizer_nb.core.corpora import word_counts, ud_sentences, text_lines
+from factorizer_nb.core.text import mark, marked_bytes
+from factorizer_nb.baselines.adapters import HFByteBPE, SentencePieceTokenizer, train_sentencepiece, train_hf_bpe
+from factorizer_nb.factorizer.vocab import unigram_standin_vocab
+from factorizer_nb.factorizer.fast_search import HAVE_NUMBA, split_many
 from factorizer_nb.core.protocol import CharTokenizer
-from factorizer_nb.core.tokenizer import Factorizer
-from factorizer_nb.core.vocab import Vocabulary, byte_complete, write_authors_dawg
+from factorizer_nb.factorizer.tokenizer import Factorizer
+from factorizer_nb.factorizer.vocab import Vocabulary, byte_complete, write_authors_dawg
 from factorizer_nb.sage.pruning import SaGeTokenizer, initial_vocabulary
 from factorizer_nb.bpe_vs_unigram.classic import BPE
 
@@ -157,8 +160,8 @@ def rss():
     "Resident memory now and its peak since the last reset, in bytes."
     status = dict(line.split(":", 1) for line in open("/proc/self/status"))
     return int(status["VmRSS"].split()[0]) * 1024, int(status["VmHWM"].split()[0]) * 1024
-from factorizer_nb.core.tokenizer import Factorizer
-from factorizer_nb.core.vocab import Vocabulary
+from factorizer_nb.factorizer.tokenizer import Factorizer
+from factorizer_nb.factorizer.vocab import Vocabulary
 small = Vocabulary([("a", (1, 2, 3), -1.0), ("⸥", (0, 0, 1), -1.0), ("⸤", (0, 0, 2), -1.0)])
 Factorizer(small).encode_ids_batch(["a"]); Factorizer(small, compiled=False).encode_batch(["a"])   # numba's code is loaded first
 open("/proc/self/clear_refs", "w").write("5")                   # reset the peak

@@ -41,9 +41,10 @@ def one(kind: str, profile: str, steps: int, size: int, mode: str = "off", overr
     import numpy as np, torch
     if "flush" in flags: torch.set_flush_denormal(True)         # before the first parallel op: every thread inherits it
     from factorizer_nb.core.protocol import load_tokenizer
-    from factorizer_nb.core.data import load_settings, training_counts, run_dir
-    from factorizer_nb.core.tokenizer import Factorizer
-    from factorizer_nb.core.baselines import unigram_standin_vocab
+    from factorizer_nb.core.settings import load_settings, run_dir
+    from factorizer_nb.core.corpora import training_counts
+    from factorizer_nb.factorizer.tokenizer import Factorizer
+    from factorizer_nb.factorizer.vocab import unigram_standin_vocab
     from factorizer_nb.downstream.tokenizer_points import spm_bpe
     from factorizer_nb.downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, pack, pad_mask, settings_corpus, lm_autocast
     S = {**load_settings("en", profile), **(overrides or {})}
@@ -101,7 +102,7 @@ def main():
     a = ap.parse_args()
     if a.child:
         kind, mode = a.child.split(":", 1)
-        from factorizer_nb.core.data import _convert
+        from factorizer_nb.core.settings import _convert
         overrides = {k: _convert(v) for k, v in (kv.split("=", 1) for kv in a.set)}
         print(json.dumps(one(kind, a.profile, a.steps, a.size, mode, overrides, a.checkpoint))); return
     if a.checkpoint: a.kinds = ["bpe"]                           # one model: the checkpoint's, whatever its tokenizer
@@ -127,7 +128,7 @@ def main():
         print(f"\nautocast against {a.autocast[0]!r} (same model, same steps, this run)\n| model | mode | tokens/s | ratio |\n|---|---|---:|---:|")
         for (k, m), r in runs.items():
             print(f"| {names[k]} | {m} | {r['tokens_per_s']:,.0f} | {r['tokens_per_s'] / runs[k, a.autocast[0]]['tokens_per_s']:.2f} |")
-    from factorizer_nb.core.data import load_settings
+    from factorizer_nb.core.settings import load_settings
     P = load_settings("en", "paper")
     cpu = max(r["flops_per_s"] for r in res.values())
     for name, layers, classes in (("BPE, 12 layers", P["lm_layers"], P["lm_bpe_size"] + 5),

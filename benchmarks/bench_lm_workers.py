@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import pandas as pd
 import torch
-from factorizer_nb.core.data import find_settings
+from factorizer_nb.core.settings import find_settings
 from factorizer_nb.downstream.lm import LOG, packed_rows, pretrain, settings_corpus
 from factorizer_nb.downstream.lm_experiments import LMExperiment
 

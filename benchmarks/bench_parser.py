@@ -10,9 +10,10 @@ format (placeholder triplets: the speed of the search and the embedding is the s
 import argparse, math, time
 from pathlib import Path
 import torch
-from factorizer_nb.core.data import load_settings, training_counts, text_lines, run_dir
-from factorizer_nb.core.tokenizer import Factorizer
-from factorizer_nb.core.baselines import unigram_standin_vocab
+from factorizer_nb.core.settings import load_settings, run_dir
+from factorizer_nb.core.corpora import training_counts, text_lines
+from factorizer_nb.factorizer.tokenizer import Factorizer
+from factorizer_nb.factorizer.vocab import unigram_standin_vocab
 from factorizer_nb.downstream.ud_data import read_treebank
 from factorizer_nb.downstream.parser import FIELDS, LabelSet, Parser, ParserConfig, collate, encode_words, parser_loss
 from factorizer_nb.downstream.parser_training import ParserData, predict_treebank

@@ -28,7 +28,7 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from factorizer_nb.core.data import text_lines                                     # noqa: E402
+from factorizer_nb.core.corpora import text_lines                                     # noqa: E402
 from factorizer_nb.sage.pruning import Corpus, SaGe, Segmentation, PairScores, initial_vocabulary, read_vocabulary, \
     run_sage, skipgram_tables, train_skipgram                                  # noqa: E402
 
@@ -187,7 +187,7 @@ def main():
 
 def paper_scale(a):
     "Table 6's sizes: our full Algorithm 3 run (wall time, peak memory), then the first `a.rounds` rounds of the public schedule by both."
-    from factorizer_nb.core.data import load_settings
+    from factorizer_nb.core.settings import load_settings
     S = load_settings("en", "sage_paper")
     initial, final = S["sage_initial_vocab"], S["sage_final_vocab"]
     out = a.out.with_name(a.out.name + "_paper"); out.mkdir(parents=True, exist_ok=True)

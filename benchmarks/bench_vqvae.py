@@ -17,7 +17,8 @@ measured in the same run (bf16 on CUDA, fp32 on a CPU).
 """
 import argparse, dataclasses, time
 import torch
-from factorizer_nb.core.data import load_settings, training_counts
+from factorizer_nb.core.settings import load_settings
+from factorizer_nb.core.corpora import training_counts
 from factorizer_nb.factorizer.training import VQConfig, WordSampler, model_from_config, new_state, train_step
 from factorizer_nb.factorizer.vocab_inference import greedy_decode
 from factorizer_nb.factorizer.vqvae import END_TOKEN, MAX_TOKENS, NUM_CODEBOOKS, PAD_TOKEN

@@ -10,7 +10,7 @@ def part(name, fn):
     except Exception: res[name] = dict(ok=False, error=traceback.format_exc()[-4000:])
     res[name]["seconds"] = time.perf_counter() - t
     (OUT / f"smoke_{DEV}.json").write_text(json.dumps(res, indent=1, default=str)); print(name, res[name], flush=True)
-from factorizer_nb.core.data import load_settings
+from factorizer_nb.core.settings import load_settings
 from factorizer_nb.downstream.experiments import ParserExperiment
 from factorizer_nb.downstream.tokenizer_points import bpe_point
 from factorizer_nb.downstream.lm import LMSpecsConfig, lm_specs, pretrain, load_lm, pseudo_perplexity, finetune_build, finetune_training, settings_corpus

@@ -1,11 +1,11 @@
-"""Seeded BPE-dropout (core.baselines.bpe_dropout) against sentencepiece's own BPE: the same splits without dropout, the same split
+"""Seeded BPE-dropout (baselines.adapters.bpe_dropout) against sentencepiece's own BPE: the same splits without dropout, the same split
 distribution with it, and the same draws in two separate processes (which sentencepiece's seeded sampling does not give)."""
 import collections, json
 from functools import lru_cache
 import pytest
 from fixtures import needs_data, run_python
-from factorizer_nb.core.baselines import SentencePieceTokenizer, train_sentencepiece
-from factorizer_nb.core.data import word_counts
+from factorizer_nb.baselines.adapters import SentencePieceTokenizer, train_sentencepiece
+from factorizer_nb.core.corpora import word_counts
 
 DROPOUT = 0.1
 WORDS = ["internationalization", "tokenization", "understanding", "the", "Copenhagen", "naïve"]
@@ -33,7 +33,7 @@ def test_same_seed_same_splits_in_two_processes():
     model = _bpe().sp.serialized_model_proto().hex()
     code = f"""
         import json
-        from factorizer_nb.core.baselines import SentencePieceTokenizer
+        from factorizer_nb.baselines.adapters import SentencePieceTokenizer
         t = SentencePieceTokenizer(bytes.fromhex("{model}"), alpha={DROPOUT}, seed=7)
         print(json.dumps([t.encode(" ".join({WORDS!r})).tokens for _ in range(30)]))
     """

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from factorizer_nb.bpe_vs_unigram.classic import BPE, WordPiece, Unigram, END_OF_WORD, UNK
-from factorizer_nb.core.data import word_counts
+from factorizer_nb.core.corpora import word_counts
 from factorizer_nb.core.protocol import load_tokenizer
 
 CORPUS = "the quick brown fox jumps over the lazy dog and the dog sleeps while the fox runs to the box".split() * 3

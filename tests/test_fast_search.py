@@ -1,4 +1,4 @@
-"""The compiled search (`core.fast_search`) against the pure-Python reference (`core.search`): the same split, cost and
+"""The compiled search (`factorizer.fast_search`) against the pure-Python reference (`factorizer.search`): the same split, cost and
 sampled split on random vocabularies and on every word of UD en_ewt dev, and batch results that do not depend on the number
 of threads or on how a batch is cut up."""
 import math, multiprocessing, os, pickle
@@ -7,12 +7,14 @@ from functools import lru_cache
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from factorizer_nb.core.baselines import unigram_standin_vocab
-from factorizer_nb.core.data import BOW, EOW, load_settings, marked_bytes, ud_sentences, word_counts
-from factorizer_nb.core.fast_search import HAVE_NUMBA, split_many
-from factorizer_nb.core.search import shortest_split
-from factorizer_nb.core.tokenizer import Factorizer
-from factorizer_nb.core.vocab import Vocabulary, byte_complete, bytes_subword, escape_bytes, triplet_to_flat
+from factorizer_nb.factorizer.vocab import unigram_standin_vocab
+from factorizer_nb.core.text import BOW, EOW, marked_bytes
+from factorizer_nb.core.settings import load_settings
+from factorizer_nb.core.corpora import ud_sentences, word_counts
+from factorizer_nb.factorizer.fast_search import HAVE_NUMBA, split_many
+from factorizer_nb.factorizer.search import shortest_split
+from factorizer_nb.factorizer.tokenizer import Factorizer
+from factorizer_nb.factorizer.vocab import Vocabulary, byte_complete, bytes_subword, escape_bytes, triplet_to_flat
 from fixtures import needs_data, run_python
 
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed: the tokenizer uses the reference search")
@@ -151,7 +153,7 @@ def test_without_numba_the_reference_search_runs():
     "With numba missing, the module still imports and the tokenizer falls back to the pure-Python search."
     import subprocess, sys
     code = ("import sys; sys.modules['numba'] = None\n"
-            "from factorizer_nb.core.tokenizer import Factorizer\nfrom factorizer_nb.core.vocab import Vocabulary\n"
+            "from factorizer_nb.factorizer.tokenizer import Factorizer\nfrom factorizer_nb.factorizer.vocab import Vocabulary\n"
             "v = Vocabulary([('⸥a⸤', (1, 2, 3), -0.5), ('⸥', (0, 0, 1), -3.0), ('⸤', (0, 0, 2), -3.0), ('b', (0, 0, 3), -1.0)])\n"
             "f = Factorizer(v); assert not f.compiled\n"
             "assert f.encode('a b').tokens == ['⸥a⸤', '⸥', 'b', '⸤'], f.encode('a b').tokens\n"
@@ -175,9 +177,9 @@ def test_split_leaves_torch_threads_alone():
     "A parallel split does not change how many threads torch's CPU kernels use (numba's OpenMP layer would: they share libgomp)."
     code = """
         import torch
-        from factorizer_nb.core.fast_search import split_many
-        from factorizer_nb.core.vocab import Vocabulary
-        from factorizer_nb.core.data import marked_bytes
+        from factorizer_nb.factorizer.fast_search import split_many
+        from factorizer_nb.factorizer.vocab import Vocabulary
+        from factorizer_nb.core.text import marked_bytes
         v = Vocabulary([("⸥a", (1, 2, 3), -1.0), ("b⸤", (1, 2, 4), -1.0), ("ab", (1, 2, 5), -2.0)])
         before = torch.get_num_threads()
         split_many(v.trie, [marked_bytes("ab")] * 100, 0.1, num_threads=2)

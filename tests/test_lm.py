@@ -18,9 +18,9 @@ TEXTS = [f"the {w} sat on the mat and looked at the {v} for a while" for w in ("
 @pytest.fixture(scope="module")
 def tokenizers(tmp_path_factory):
     "A sentencepiece BPE and a FACTORIZER stand-in vocabulary (triplet ids), both small."
-    from factorizer_nb.core.data import word_counts
-    from factorizer_nb.core.tokenizer import Factorizer
-    from factorizer_nb.core.baselines import unigram_standin_vocab
+    from factorizer_nb.core.corpora import word_counts
+    from factorizer_nb.factorizer.tokenizer import Factorizer
+    from factorizer_nb.factorizer.vocab import unigram_standin_vocab
     from factorizer_nb.downstream.tokenizer_points import spm_bpe
     counts = word_counts("wordfreq:en", top_n=1500)
     return {"bpe": spm_bpe(counts, 400, tmp_path_factory.mktemp("tok")), "factorizer": Factorizer(unigram_standin_vocab(counts, 300))}
@@ -114,7 +114,7 @@ def test_non_finite_loss_is_an_error(tokenizers, tmp_path):
 @pytest.mark.parametrize("kind", ["bpe", "factorizer"])
 def test_paper_profile_takes_a_step_on_the_cpu(tokenizers, tmp_path, kind):
     "The `paper` profile's encoder (Table 6 shapes, LAMB, FACTORIZER's 3 extra layers) takes one real step; only the batch is cut to 2 sequences."
-    from factorizer_nb.core.data import load_settings
+    from factorizer_nb.core.settings import load_settings
     P = load_settings("en", "paper")
     tok = tokenizers[kind]
     config = LMConfig.from_settings(P, extra_layers=P["lm_extra_layers"] if kind == "factorizer" else 0)
@@ -133,7 +133,7 @@ def test_paper_profile_takes_a_step_on_the_cpu(tokenizers, tmp_path, kind):
 @pytest.mark.parametrize("kind", ["bpe", "factorizer"])
 def test_cpu_profile_pretraining_resumes_exactly(tokenizers, tmp_path, kind):
     "The `cpu` profile's encoder and optimisation (issue #27), cut to 4 steps of 4 sequences: killed twice and resumed, the same weights as one run."
-    from factorizer_nb.core.data import load_settings
+    from factorizer_nb.core.settings import load_settings
     C = load_settings("en", "cpu")
     tok, config = tokenizers[kind], LMConfig.from_settings(C, extra_layers=C["lm_extra_layers"] if kind == "factorizer" else 0)
     t = replace(LMTraining.from_settings(C), steps=4, batch_size=4, micro_batch=2, warmup_steps=1, checkpoint_every=1)
@@ -149,8 +149,8 @@ def test_cpu_profile_pretraining_resumes_exactly(tokenizers, tmp_path, kind):
 @pytest.mark.parametrize("kind", ["bpe", "factorizer"])
 def test_prefetched_epochs_are_the_epochs_packed_in_turn(tokenizers, tmp_path, kind):
     "A sampling tokenizer's epochs packed ahead in a child process (`prefetch`, on by default on a GPU) give the same rows, and the same weights, as packed in turn."
-    from factorizer_nb.core.tokenizer import Factorizer
-    from factorizer_nb.core.data import word_counts
+    from factorizer_nb.factorizer.tokenizer import Factorizer
+    from factorizer_nb.core.corpora import word_counts
     from factorizer_nb.downstream.tokenizer_points import spm_bpe
     from factorizer_nb.downstream.lm import EpochRows, packed_rows
     tok = (spm_bpe(word_counts("wordfreq:en", top_n=1500), 400, tmp_path / "tok", dropout=0.3, seed=42) if kind == "bpe"
@@ -174,7 +174,7 @@ def test_prefetched_epochs_are_the_epochs_packed_in_turn(tokenizers, tmp_path, k
 @needs_data
 def test_cpu_profile_finetuning_resumes_exactly(tokenizers, tmp_path):
     "Fine-tuning at the `cpu` profile's settings (Table 7's learning rate, warm-up, per-epoch dev scores), interrupted after an epoch, ends with the weights of one run."
-    from factorizer_nb.core.data import load_settings
+    from factorizer_nb.core.settings import load_settings
     from factorizer_nb.downstream.ud_data import read_treebank
     from factorizer_nb.downstream.parser import ParserConfig
     from factorizer_nb.downstream.parser_training import train_parser, LOG as PARSER_LOG, FINAL as PARSER_FINAL
@@ -209,8 +209,8 @@ def test_lm_notebooks_tiny(tmp_path):
     its own; the VQ-VAE notebooks have their own smoke test); kept predictions re-score."""
     from factorizer_nb.infra.reproduce import paper_notebooks, run_notebooks
     from factorizer_nb.downstream.ud_data import score_conllu
-    from factorizer_nb.core.data import word_counts
-    from factorizer_nb.core.baselines import unigram_standin_vocab
+    from factorizer_nb.core.corpora import word_counts
+    from factorizer_nb.factorizer.vocab import unigram_standin_vocab
     (tmp_path / "work").mkdir()
     unigram_standin_vocab(word_counts("wordfreq:en", top_n=2000), 300).save(tmp_path / "work" / "vocab.dawg")
     nbs = paper_notebooks(ROOT, "lm")

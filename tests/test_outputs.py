@@ -11,7 +11,7 @@ def test_no_stale_outputs():
 def _copy_outputs(dst):
     "A checkout-like folder with the committed figures (no images), the papers' values and settings.ini."
     import shutil
-    from factorizer_nb.core.data import project_root
+    from factorizer_nb.core.settings import project_root
     root = project_root()
     (dst / "data").mkdir()
     shutil.copy(root / "data" / "paper_values.csv", dst / "data" / "paper_values.csv")
@@ -45,7 +45,7 @@ def test_reproduction_report_of_the_committed_run(tmp_path):
     "The committed outputs, reread as a rerun, agree with themselves in every main number and verdict; a moved number does not."
     import subprocess
     import pandas as pd
-    from factorizer_nb.core.data import project_root
+    from factorizer_nb.core.settings import project_root
     from factorizer_nb.infra.repro_report import reproduction_report
     root = project_root()
     names = subprocess.run(["git", "ls-tree", "--name-only", "HEAD", "figures/"], cwd=root, capture_output=True, text=True).stdout.split()

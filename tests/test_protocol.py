@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from factorizer_nb.core.data import text_lines, word_counts
+from factorizer_nb.core.corpora import text_lines, word_counts
 from factorizer_nb.core.protocol import SPECIAL_TOKENS, CharTokenizer, Encodings, Tokenizer, load_tokenizer, pad_batch
-from factorizer_nb.core.baselines import (HFByteBPE, SentencePieceTokenizer, train_hf_bpe, train_spm_on_text,
-                                          unigram_standin_vocab)
-from factorizer_nb.core.tokenizer import Factorizer
-from factorizer_nb.core.vocab import Vocabulary, byte_complete, bytes_subword
-from factorizer_nb.core.data import BOW, EOW
+from factorizer_nb.baselines.adapters import HFByteBPE, SentencePieceTokenizer, train_hf_bpe, train_spm_on_text
+from factorizer_nb.factorizer.vocab import unigram_standin_vocab
+from factorizer_nb.factorizer.tokenizer import Factorizer
+from factorizer_nb.factorizer.vocab import Vocabulary, byte_complete, bytes_subword
+from factorizer_nb.core.text import BOW, EOW
 from factorizer_nb.sage.pruning import SaGeTokenizer, initial_vocabulary
 from factorizer_nb.bpe_vs_unigram.classic import BPE, Unigram, WordPiece
-from factorizer_nb.core.reindexed import Reindexed, one_row_per_subword
+from factorizer_nb.factorizer.reindexed import Reindexed, one_row_per_subword
 
 TEXTS = [
     "The naïve café's 3 tokens.",

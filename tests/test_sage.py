@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from hypothesis import assume, given, settings, strategies as st, HealthCheck
 from fixtures import ROOT, needs_data
-from factorizer_nb.core.data import load_settings
+from factorizer_nb.core.settings import load_settings
 from factorizer_nb.core.protocol import load_tokenizer
 from factorizer_nb.sage.pruning import (Corpus, SaGe, SaGeSettings, SaGeTokenizer, Segmentation, PairScores, greedy_split,
                                         pretokenize, read_vocabulary, run_sage, save_checkpoint)

@@ -2,8 +2,8 @@
 import math, random
 from functools import lru_cache
 from hypothesis import given, settings, strategies as st
-from factorizer_nb.core.search import shortest_split
-from factorizer_nb.core.vocab import Vocabulary
+from factorizer_nb.factorizer.search import shortest_split
+from factorizer_nb.factorizer.vocab import Vocabulary
 
 # log-probabilities and alphas on a 1/4 grid are exact in binary, so ties compare exactly
 logps = st.integers(min_value=-24, max_value=-1).map(lambda k: k / 4)

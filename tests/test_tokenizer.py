@@ -2,9 +2,9 @@
 import math
 import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
-from factorizer_nb.core.data import BOW, EOW
-from factorizer_nb.core.tokenizer import Factorizer, Encoding, UNK, UNK_ID, join_tokens
-from factorizer_nb.core.vocab import Vocabulary, write_authors_dawg, bytes_subword, has_stray_bytes
+from factorizer_nb.core.text import BOW, EOW
+from factorizer_nb.factorizer.tokenizer import Factorizer, Encoding, UNK, UNK_ID, join_tokens
+from factorizer_nb.factorizer.vocab import Vocabulary, write_authors_dawg, bytes_subword, has_stray_bytes
 
 
 def byte_vocab(extra=()):

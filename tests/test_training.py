@@ -3,11 +3,12 @@ import os, subprocess, sys
 import pytest
 import torch
 from hypothesis import given, settings, strategies as st
-from factorizer_nb.core.data import load_settings, word_counts
+from factorizer_nb.core.settings import load_settings
+from factorizer_nb.core.corpora import word_counts
 from factorizer_nb.factorizer.training import VQConfig, load_checkpoint, train
-from factorizer_nb.core.vocab import Vocabulary, has_stray_bytes
+from factorizer_nb.factorizer.vocab import Vocabulary, has_stray_bytes
 from factorizer_nb.factorizer.vocab_inference import infer_vocabulary
-from factorizer_nb.core.tokenizer import Factorizer, UNK
+from factorizer_nb.factorizer.tokenizer import Factorizer, UNK
 from fixtures import ROOT
 
 

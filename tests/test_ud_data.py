@@ -3,7 +3,7 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 from fixtures import needs_data
-from factorizer_nb.core.data import registry
+from factorizer_nb.core.sources import registry
 from factorizer_nb.downstream.ud_data import apply_lemma_rule, check_tree, lemma_rule, read_treebank, syntactic_words
 
 TREEBANKS = sorted(p for p in registry() if p.endswith(".conllu.xz"))

@@ -5,7 +5,7 @@ endlessly), exhaust memory (a size field read as 2^31 units) or crash the interp
 bounds checks)."""
 import json, random, signal
 import pytest
-from factorizer_nb.core.vocab import (FORMAT_MAGIC, RECORD_FORMAT, Vocabulary, VocabularyFormatError, write_authors_dawg)
+from factorizer_nb.factorizer.vocab import FORMAT_MAGIC, RECORD_FORMAT, Vocabulary, VocabularyFormatError, write_authors_dawg
 
 SECONDS = 10          # per load; a correct load of these files takes milliseconds
 

@@ -14,7 +14,10 @@ import pandas as pd
 import conllu
 import torch
 from deepsig import aso
-from ..core.data import load_settings, training_counts, run_dir, add_noise, project_root, read_text
+from ..core.settings import load_settings, run_dir, project_root
+from ..core.corpora import training_counts
+from ..core.text import add_noise
+from ..core.sources import read_text
 from ..core.protocol import Tokenizer
 from ..core.pins import Pins, PinError
 from .ud_data import read_treebank, parse_conllu, count_sentences, syntactic_words, UD_METRICS

@@ -17,7 +17,9 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
-from ..core.data import atomic_write, load_settings, read_text, text_lines, DataError
+from ..core.settings import atomic_write, load_settings
+from ..core.sources import read_text, DataError
+from ..core.corpora import text_lines
 from ..core.protocol import Tokenizer, load_tokenizer
 from .parser import Parser, ParserConfig, ud_settings, subword_embedding, pool_batch, _word_dropout
 from .parser_training import lr_factor, tokenizer_sha256, _refuse_other_run, _write_log
@@ -717,7 +719,7 @@ class LMSpecsConfig:
 # %% ../../nbs/downstream/44_lm.ipynb #1a2cc6ad
 def lm_specs(c: LMSpecsConfig, vocab_file: str | Path, counts, work: str | Path, names: Sequence[str] | None = None) -> list[LMSpec]:
     "The models `names` (default: all) of the LM experiments, their tokenizers trained or loaded under `work`."
-    from factorizer_nb.core.tokenizer import Factorizer
+    from factorizer_nb.factorizer.tokenizer import Factorizer
     work, size, alpha, extra = Path(work), c.bpe_size, c.alpha_split, c.extra_layers
     wanted = set(names or LM_MODELS)
     if unknown := wanted - set(LM_MODELS): raise ValueError(f"unknown models {sorted(unknown)}; known: {LM_MODELS}")

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 import pandas as pd
 import torch
-from ..core.data import atomic_write
-from ..core.vocab import vocab_to_text, vocab_from_text, vocab_text_header
+from ..core.settings import atomic_write
+from ..factorizer.vocab import vocab_to_text, vocab_from_text, vocab_text_header
 from .ud_data import UD_METRICS
 from .parser_training import (ParserTraining, train_parser, load_parser, evaluate, tokenizer_sha256, run_fingerprint,
                                                       ledger_hit, read_ledger, write_ledger, FINAL as PARSER_FINAL)

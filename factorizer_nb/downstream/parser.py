@@ -15,7 +15,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 import conllu
 import ufal.chu_liu_edmonds
 from ..core.protocol import Tokenizer
-from ..core.embedding import FactorizedEmbedding
+from ..factorizer.embedding import FactorizedEmbedding
 from .ud_data import syntactic_words, lemma_rule, apply_lemma_rule, check_tree
 
 # %% auto #0

@@ -11,7 +11,8 @@ from typing import Callable, Sequence
 import torch
 import conllu
 from tqdm.auto import tqdm
-from ..core.data import DataError, atomic_write, load_settings, run_dir, LANGS
+from ..core.sources import DataError
+from ..core.settings import atomic_write, load_settings, run_dir, LANGS
 from ..core.protocol import Tokenizer, load_tokenizer
 from .ud_data import read_treebank, syntactic_words, write_conllu, score_conllu
 from .parser import (FIELDS, ud_settings, LabelSet, Parser, ParserConfig, collate, encode_words, parser_loss,

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 import conllu
-from ..core.data import text_lines
+from ..core.corpora import text_lines
 from ..core.pins import Pins, digest
 from ..core.protocol import Tokenizer, load_tokenizer
-from ..core.tokenizer import Factorizer
-from ..core.baselines import train_hf_bpe, HFByteBPE, SentencePieceTokenizer
+from ..factorizer.tokenizer import Factorizer
+from ..baselines.adapters import train_hf_bpe, HFByteBPE, SentencePieceTokenizer
 from ..sage.pruning import Corpus, SaGe, SaGeTokenizer, initial_vocabulary, read_vocabulary, run_sage
 from .ud_data import syntactic_words
 from .parser import encode_words
@@ -65,7 +65,7 @@ def unigram_point(counts, size: int, work: Path, pins: Pins | None = None) -> Po
 
 def spm_bpe(counts, size: int, work: Path, dropout: float = 0.0, seed: int | None = None,
             pins: Pins | None = None) -> SentencePieceTokenizer:
-    "sentencepiece BPE of `size` on the word list `counts`, with seeded BPE-dropout `dropout` (`core.baselines.bpe_dropout`, in sentencepiece's merge order)."
+    "sentencepiece BPE of `size` on the word list `counts`, with seeded BPE-dropout `dropout` (`baselines.adapters.bpe_dropout`, in sentencepiece's merge order)."
     build = lambda: SentencePieceTokenizer.from_counts(counts, size, "bpe", name=f"BPE {size}")
     base = _cached(work / f"spm_bpe_words_{size}.json", build, pins, size=size, words=digest(counts))
     if not dropout: return base

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 import conllu
-from ..core.data import DataError, atomic_write, read_text
+from ..core.sources import DataError, read_text
+from ..core.settings import atomic_write
 
 # %% auto #0
 __all__ = ['UD_METRICS', 'syntactic_words', 'check_tree', 'parse_conllu', 'read_treebank', 'count_sentences', 'write_conllu',
@@ -64,7 +65,7 @@ def parse_conllu(text: str, source: str = "<text>", check_trees: bool = True, li
     return out
 
 def read_treebank(rel: str, check_trees: bool = True, limit: int | None = None) -> list[conllu.TokenList]:
-    "A treebank from the data directory (see `core.data`), parsed and checked with `parse_conllu` (its first `limit` sentences only, if given)."
+    "A treebank from the data directory (see `core.sources`), parsed and checked with `parse_conllu` (its first `limit` sentences only, if given)."
     return parse_conllu(read_text(rel), rel, check_trees, limit)
 
 def count_sentences(text: str) -> int:

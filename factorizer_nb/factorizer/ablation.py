@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import torch
 from ..core.protocol import Tokenizer, SPECIAL_TOKENS
-from ..core.reindexed import Reindexed, id_keys
+from .reindexed import Reindexed, id_keys
 from .vqvae import BOW_TOKEN, PAD_TOKEN, MAX_BYTES, FactorizerVQVAE
 
 # %% auto #0

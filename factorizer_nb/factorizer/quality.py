@@ -8,8 +8,8 @@ import csv, math
 from pathlib import Path
 from typing import Sequence
 from ..core.protocol import Tokenizer
-from ..core.tokenizer import Factorizer
-from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary
+from .tokenizer import Factorizer
+from .vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary
 
 # %% auto #0
 __all__ = ['split_stats', 'single_subword_share', 'codebook_stats', 'quality_row']

@@ -13,8 +13,10 @@ import torch.distributed as dist
 from fastcore.basics import patch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
-from ..core.data import DataError, atomic_write, load_settings, training_counts
-from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, triplet_to_flat
+from ..core.sources import DataError
+from ..core.settings import atomic_write, load_settings
+from ..core.corpora import training_counts
+from .vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, triplet_to_flat
 from .vqvae import FactorizerVQVAE, MAX_BYTES, NUM_TOKENS, PAD_TOKEN, word_tokens
 
 log = logging.getLogger(__name__)

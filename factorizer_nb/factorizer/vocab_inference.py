@@ -13,8 +13,10 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from contextlib import nullcontext
 from .training import VQConfig, load_checkpoint, train
-from ..core.data import BOW_BYTES, EOW_BYTES, load_settings, run_dir, training_counts
-from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet, has_stray_bytes
+from ..core.text import BOW_BYTES, EOW_BYTES
+from ..core.settings import load_settings, run_dir
+from ..core.corpora import training_counts
+from .vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet, has_stray_bytes
 from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, FactorizerVQVAE,
                                             tokens_subword)
 

@@ -10,8 +10,8 @@ import torch.nn.functional as F
 from torch import nn
 import torch.distributed as dist
 from fastcore.basics import patch
-from ..core.data import BOW_BYTES, EOW_BYTES
-from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, bytes_subword
+from ..core.text import BOW_BYTES, EOW_BYTES
+from .vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, bytes_subword
 
 # %% auto #0
 __all__ = ['BOW_TOKEN', 'EOW_TOKEN', 'END_TOKEN', 'PAD_TOKEN', 'PRIOR_TOKENS', 'NUM_TOKENS', 'MAX_BYTES', 'MAX_TOKENS',

@@ -6,8 +6,8 @@
 from __future__ import annotations
 from pathlib import Path
 import numpy as np
-from ..core.tokenizer import Factorizer
-from ..core.vocab import CODEBOOK_SIZE
+from ..factorizer.tokenizer import Factorizer
+from ..factorizer.vocab import CODEBOOK_SIZE
 
 # %% auto #0
 __all__ = ['UNK_COLOR', 'text_pixels', 'render_rgb']

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, os, re, shutil, subprocess, sys
 from pathlib import Path
 import nbformat
-from ..core.data import project_root
+from ..core.settings import project_root
 
 # %% auto #0
 __all__ = ['NOTEBOOK_OUTPUTS', 'MKDOCS_YML', 'STATIC', 'CHECK_PAGES', 'TEXT_PAGES', 'output_cells', 'stage_docs', 'build_docs',

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from ..core.data import atomic_write, load_settings, training_counts, project_root
-from ..core.baselines import unigram_standin_vocab
-from ..core.tokenizer import Factorizer
-from ..core.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, byte_complete, flat_to_triplet
+from ..core.settings import atomic_write, load_settings, project_root
+from ..core.corpora import training_counts
+from ..factorizer.vocab import unigram_standin_vocab
+from ..factorizer.tokenizer import Factorizer
+from ..factorizer.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, byte_complete, flat_to_triplet
 from ..factorizer.training import VQConfig, WordSampler, new_state, train_step
 from ..factorizer.vocab_inference import greedy_decode
 from ..downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, lm_autocast, uses_bf16, device_name

@@ -9,8 +9,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Sequence
 import torch
-from ..core.data import atomic_write, load_settings, marked_bytes, training_counts, ud_sentences
-from ..core.vocab import Vocabulary, subword_bytes, vocab_from_text, vocab_to_text
+from ..core.settings import atomic_write, load_settings
+from ..core.text import marked_bytes
+from ..core.corpora import training_counts, ud_sentences
+from ..factorizer.vocab import Vocabulary, subword_bytes, vocab_from_text, vocab_to_text
 from ..factorizer.fast_step import COMPILE_MODES, FastPath
 from ..factorizer.training import (VQConfig, WordSampler, mean_sample_tokens, new_state, train,
                                                vq_training_flops)

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, json, sys
 from pathlib import Path
-from ..core.data import atomic_write, project_root
+from ..core.settings import atomic_write, project_root
 
 # %% auto #0
 __all__ = ['GENERATED_NOTICE', 'RESULTS_MARKER', 'LM_MARKER', 'LM_NOTEBOOKS', 'render_readme', 'results_table', 'lm_table',

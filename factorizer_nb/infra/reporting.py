@@ -8,7 +8,8 @@ import csv, datetime, hashlib, io, json, os, platform, subprocess, sys, time
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from ..core.data import DEFAULT_PROFILE, project_root, read_bytes, registry
+from ..core.settings import DEFAULT_PROFILE, project_root
+from ..core.sources import read_bytes, registry
 from ..core.pins import machine_record
 
 # %% auto #0
@@ -51,7 +52,7 @@ def data_checksums(files) -> dict:
 
 def thread_counts() -> dict:
     "Threads torch (if loaded) and sentencepiece compute with: float sums, hence trained models, depend on them."
-    from factorizer_nb.core.baselines import spm_threads          # here: sentencepiece loads only when a manifest is written
+    from factorizer_nb.baselines.adapters import spm_threads          # here: sentencepiece loads only when a manifest is written
     torch = sys.modules.get("torch")
     return dict(torch=torch.get_num_threads() if torch else None, sentencepiece=spm_threads())
 
@@ -150,7 +151,7 @@ def _created(csv_path: Path) -> str:
 
 def column_problems(root: Path | None = None) -> dict[str, list[str]]:
     "Tables `<kind>_<lang>.csv` under figures/ whose columns differ from the newest table of that kind, unless marked."
-    from factorizer_nb.core.data import LANGS
+    from factorizer_nb.core.settings import LANGS
     root = Path(root or project_root()); older, kinds, out = older_code_outputs(root), {}, {}
     for f in sorted((root / "figures").rglob("*.csv")):
         kind, _, lang = f.stem.rpartition("_")
@@ -182,7 +183,7 @@ def _manifest_problems(m: dict, head_has, settings_of) -> list[str]:
 
 def output_problems(root: Path | None = None) -> dict[str, list[str]]:
     "Stale committed outputs: {path: problems} for every manifest under `figures/` that does not match HEAD and settings.ini, and a stale results index."
-    from factorizer_nb.core.data import load_settings
+    from factorizer_nb.core.settings import load_settings
     from factorizer_nb.infra.results_index import index_problems
     root = Path(root or project_root())
     def git(*a): return subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=60)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from ..core.data import project_root, run_dir
+from ..core.settings import project_root, run_dir
 
 # %% auto #0
 __all__ = ['MAIN_NUMBERS', 'TOLERANCE_SDS', 'Output', 'as_number', 'output_numbers', 'main_numbers', 'seed_spread', 'tolerance',

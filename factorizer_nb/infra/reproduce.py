@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, logging, os, sys, time
 from pathlib import Path
-from ..core.data import LANGS, RUNS_ENV, load_settings, project_root, run_dir
+from ..core.settings import LANGS, RUNS_ENV, load_settings, project_root, run_dir
 from ..core.pins import PIN_MODES
 from .reporting import NOTEBOOK_ENV
 

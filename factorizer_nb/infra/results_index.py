@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 import numpy as np
 import pandas as pd
-from ..core.data import atomic_write, project_root
+from ..core.settings import atomic_write, project_root
 
 # %% auto #0
 __all__ = ['PAPER_VALUES', 'INDEX', 'VERDICTS', 'PLATEAU', 'LM_PREFER', 'CONTEXT_FREE', 'SAGE', 'SAGE_EN', 'SAGE_TR', 'SAGE_OOD',

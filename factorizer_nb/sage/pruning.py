@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 from fastcore.basics import patch
-from ..core.baselines import train_spm_on_text
-from ..core.data import atomic_write
+from ..baselines.adapters import train_spm_on_text
+from ..core.settings import atomic_write
 from ..core.protocol import Tokenizer
 
 # %% auto #0
