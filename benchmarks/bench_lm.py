@@ -42,13 +42,13 @@ def one(kind: str, profile: str, steps: int, size: int, mode: str = "off", overr
     if "flush" in flags: torch.set_flush_denormal(True)         # before the first parallel op: every thread inherits it
     from factorizer_nb.core.protocol import load_tokenizer
     from factorizer_nb.core.settings import load_settings, run_dir
-    from factorizer_nb.core.corpora import training_counts
+    from factorizer_nb.core.corpora import training_counts, WordList
     from factorizer_nb.factorizer.tokenizer import Factorizer
     from factorizer_nb.factorizer.vocab import unigram_standin_vocab
     from factorizer_nb.downstream.tokenizer_points import spm_bpe
     from factorizer_nb.downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, pack, pad_mask, settings_corpus, lm_autocast
     S = {**load_settings("en", profile), **(overrides or {})}
-    counts = training_counts(S, top_n=S["vq_top_words"])
+    counts = training_counts(WordList.from_settings(S), top_n=S["vq_top_words"])
     vocab = run_dir("en") / "vocab.dawg"
     state = None
     if checkpoint:                                               # a trained model: its tokenizer, layers and weights

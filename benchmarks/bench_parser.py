@@ -11,7 +11,7 @@ import argparse, math, time
 from pathlib import Path
 import torch
 from factorizer_nb.core.settings import load_settings, run_dir
-from factorizer_nb.core.corpora import training_counts, text_lines
+from factorizer_nb.core.corpora import training_counts, text_lines, WordList
 from factorizer_nb.factorizer.tokenizer import Factorizer
 from factorizer_nb.factorizer.vocab import unigram_standin_vocab
 from factorizer_nb.downstream.ud_data import read_treebank
@@ -45,7 +45,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=2, help="alternated fp32/bf16 passes with --autocast")
     a = ap.parse_args()
     S = load_settings("en", "small")
-    counts = training_counts(S, top_n=S["vq_top_words"])
+    counts = training_counts(WordList.from_settings(S), top_n=S["vq_top_words"])
     work = Path("runs/bench_parser"); work.mkdir(parents=True, exist_ok=True)
     vocab = run_dir("en") / "vocab.dawg"
     toks = {"byte-level BPE (HF)": bpe_point(counts, a.size, work).tokenizer,

@@ -18,7 +18,7 @@ measured in the same run (bf16 on CUDA, fp32 on a CPU).
 import argparse, dataclasses, time
 import torch
 from factorizer_nb.core.settings import load_settings
-from factorizer_nb.core.corpora import training_counts
+from factorizer_nb.core.corpora import training_counts, WordList
 from factorizer_nb.factorizer.training import VQConfig, WordSampler, model_from_config, new_state, train_step
 from factorizer_nb.factorizer.vocab_inference import greedy_decode
 from factorizer_nb.factorizer.vqvae import END_TOKEN, MAX_TOKENS, NUM_CODEBOOKS, PAD_TOKEN
@@ -69,7 +69,7 @@ def fast_paths(profile: str, device: str, steps: int, compile_modes: list[str]):
     "Print the fast step's ladder of paths at `profile`'s shapes (one padded chunk) on `device`."
     S = load_settings("en", profile)
     cfg = dataclasses.replace(VQConfig.from_settings(S), length_buckets=1)
-    sampler = WordSampler(training_counts(S, top_n=cfg.top_words))
+    sampler = WordSampler(training_counts(WordList.from_settings(S), top_n=cfg.top_words))
     dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
     rate = matmul_tflops(device, n=8192 if device.startswith("cuda") else 1024, dtype=dtype)
     rows = time_steps(cfg, sampler, device, FastPath.ladder(compile_modes), steps=steps, matmul=rate)
@@ -93,7 +93,7 @@ def main():
     if a.fast: return fast_paths(a.profile, a.device, a.steps, [m for m in a.compile.split(",") if m])
     S = load_settings("en", a.profile)
     cfg = VQConfig.from_settings(S)
-    sampler = WordSampler(training_counts(S, top_n=cfg.top_words))
+    sampler = WordSampler(training_counts(WordList.from_settings(S), top_n=cfg.top_words))
     before = VQConfig.from_settings({**S, **BEFORE})
     chunked = VQConfig.from_settings({**S, **BEFORE, "vq_length_buckets": cfg.length_buckets})
     ref = words_per_second(before, sampler, a.steps)

@@ -5,16 +5,17 @@
 # %% ../../nbs/core/02_corpora.ipynb #65ced95f
 from __future__ import annotations
 import hashlib, io, json, math, os, re, warnings
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator, Sequence
-from .settings import atomic_write
+from typing import Iterator, Mapping, Sequence
+from .settings import atomic_write, config_from
 from .sources import data_dir, registry, read_text
 
 # %% auto #0
 __all__ = ['ENWIKI_SAMPLE', 'CASING_VERSION', 'word_counts', 'text_lines', 'ud_sentences', 'sigmorphon', 'bio_sentences',
            'ud_texts', 'text_note', 'fold_case', 'spellings', 'cache_dir', 'source_id', 'json_cached', 'casing_counts',
-           'is_case_folded', 'cased_counts', 'training_counts', 'casing_note']
+           'is_case_folded', 'cased_counts', 'WordList', 'training_counts', 'casing_note']
 
 # %% ../../nbs/core/02_corpora.ipynb #132c1982
 def _wordfreq_counts(code: str) -> dict[str, int]:
@@ -241,11 +242,24 @@ def cased_counts(counts: Sequence[tuple[str, int]], casings: dict[str, dict[str,
     return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
 
 # %% ../../nbs/core/02_corpora.ipynb #4913f069
-def _casing_used(S: dict) -> str | None:
+@dataclass(frozen=True)
+class WordList:
+    "The training word list's settings: the frequency list, its language, and how its counts are spread over casings."
+    freq: str                           # wordfreq:<code> or a count file
+    lang: str = ""
+    freq_casing: str = "cased"          # cased: spread over casings seen in case_text; lower: keep the folded list
+    case_text: str = "-"                # running-text sources whose casings are counted ("-": none)
+    case_prior_weight: float = 1.0
+
+    @classmethod
+    def from_settings(cls, settings: Mapping) -> WordList: return config_from(cls, settings)
+
+def _casing_used(words: WordList) -> str | None:
     "None if the list is to be spread over casings, else why it stays as it is."
-    if S.get("freq_casing", "cased") not in ("cased", "lower"): raise ValueError(f"freq_casing must be 'cased' or 'lower', got {S['freq_casing']!r}")
-    if S.get("freq_casing", "cased") == "lower": return "freq_casing = lower"
-    if S.get("case_text", "-") == "-": return "no cased text outside the evaluation split"
+    if words.freq_casing not in ("cased", "lower"):
+        raise ValueError(f"freq_casing must be 'cased' or 'lower', got {words.freq_casing!r}")
+    if words.freq_casing == "lower": return "freq_casing = lower"
+    if words.case_text == "-": return "no cased text outside the evaluation split"
     return None
 
 def _spread_counts(freq: str, lang: str, case_text: tuple[str, ...] | None, prior_weight: float) -> tuple[tuple[str, int], ...]:
@@ -259,21 +273,22 @@ def _spread_wordfreq(data: str, *key) -> tuple[tuple[str, int], ...]:
     "`_spread_counts(*key)` of a wordfreq list, which never changes, cached per data mirror (`data`: where its casings are counted)."
     return _spread_counts(*key)
 
-def training_counts(S: dict, top_n: int | None = None) -> list[tuple[str, int]]:
-    "The word list the VQ-VAE and same-list baselines train on: `freq`, spread over observed casings unless switched off (a wordfreq list's spreading cached)."
-    spread = _casing_used(S) is None
-    key = (S["freq"], S.get("lang", ""), tuple(S["case_text"].split()) if spread else None, float(S["case_prior_weight"]) if spread else 0.0)
-    counts = _spread_wordfreq(str(data_dir()), *key) if S["freq"].startswith("wordfreq:") else _spread_counts(*key)   # a count file is read every time
+def training_counts(words: WordList, top_n: int | None = None) -> list[tuple[str, int]]:
+    "The word list the VQ-VAE and same-list baselines train on: `words.freq`, spread over observed casings unless switched off."
+    spread = _casing_used(words) is None             # a wordfreq list's spreading is cached: the list never changes
+    key = (words.freq, words.lang, tuple(words.case_text.split()) if spread else None,
+           float(words.case_prior_weight) if spread else 0.0)
+    counts = _spread_wordfreq(str(data_dir()), *key) if words.freq.startswith("wordfreq:") else _spread_counts(*key)
     return list(counts[:top_n] if top_n else counts)
 
-def casing_note(S: dict) -> str:
+def casing_note(words: WordList) -> str:
     "One line for captions: which casing the training list has, and from which text."
-    why, src = _casing_used(S), S["freq"].split("/")[-1]
+    why, src = _casing_used(words), words.freq.split("/")[-1]
     if why is not None:
-        top = word_counts(S["freq"], top_n=500)
-        if sum(spellings(w, S.get("lang", ""))["upper"] != w for w, _ in top) < 0.1 * len(top):   # Latin loans aside
+        top = word_counts(words.freq, top_n=500)
+        if sum(spellings(w, words.lang)["upper"] != w for w, _ in top) < 0.1 * len(top):   # Latin loans aside
             return f"{src} list (the script has no case)"
-        return f"{src} list, {why}, case-folded" if S["freq"].startswith("wordfreq:") else f"{src} list as it is"
-    if not S["freq"].startswith("wordfreq:"): return f"{src} list as it is (already cased)"
-    texts = ", ".join(t.split(":")[-1].split("/")[-1].split(".")[0] for t in S["case_text"].split())
-    return f"{src} counts spread over the casings seen in {texts} (prior weight {S['case_prior_weight']})"
+        return f"{src} list, {why}, case-folded" if words.freq.startswith("wordfreq:") else f"{src} list as it is"
+    if not words.freq.startswith("wordfreq:"): return f"{src} list as it is (already cased)"
+    texts = ", ".join(t.split(":")[-1].split("/")[-1].split(".")[0] for t in words.case_text.split())
+    return f"{src} counts spread over the casings seen in {texts} (prior weight {words.case_prior_weight})"

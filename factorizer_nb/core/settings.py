@@ -5,11 +5,13 @@
 # %% ../../nbs/core/00_settings.ipynb #89b67b5d
 from __future__ import annotations
 import configparser, os
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Mapping
 
 # %% auto #0
 __all__ = ['SETTINGS_NAME', 'LANGS', 'DEFAULT_PROFILE', 'RUNS_ENV', 'find_settings', 'read_settings', 'profile_chain',
-           'load_settings', 'project_root', 'runs_root', 'run_dir', 'atomic_write']
+           'load_settings', 'config_from', 'project_root', 'runs_root', 'run_dir', 'atomic_write']
 
 # %% ../../nbs/core/00_settings.ipynb #26624c96
 SETTINGS_NAME = "settings.ini"
@@ -65,6 +67,21 @@ def load_settings(lang: str = "en", profile: str = "paper", path: str | Path | N
     out.pop("extends", None)
     out.update(lang=lang, profile=profile, settings_path=str(path or find_settings()))
     return out
+
+# %% ../../nbs/core/00_settings.ipynb #3730d5b9
+_CASTS = {"int": int, "float": float, "str": str, "bool": bool}
+
+def config_from(cls, settings: Mapping, prefix: str = "", keys: Mapping[str, str] | None = None, **values):
+    "The dataclass `cls` from merged settings: field `f` reads `keys.get(f, prefix + f)`, cast to its type; `values` win."
+    keys, missing, found = keys or {}, [], {}
+    for field in fields(cls):
+        if field.name in values: continue
+        key = keys.get(field.name, prefix + field.name)
+        if key not in settings: missing.append(key); continue
+        cast = _CASTS.get(field.type if isinstance(field.type, str) else getattr(field.type, "__name__", ""))
+        found[field.name] = cast(settings[key]) if cast else settings[key]
+    if missing: raise KeyError(f"the settings lack {missing} for {cls.__name__}")
+    return cls(**found, **values)
 
 # %% ../../nbs/core/00_settings.ipynb #b5731d53
 def project_root() -> Path:

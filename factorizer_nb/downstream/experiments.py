@@ -15,7 +15,7 @@ import conllu
 import torch
 from deepsig import aso
 from ..core.settings import load_settings, run_dir, project_root
-from ..core.corpora import training_counts
+from ..core.corpora import training_counts, WordList
 from ..core.text import add_noise
 from ..core.sources import read_text
 from ..core.protocol import Tokenizer
@@ -156,7 +156,7 @@ class ParserExperiment:
 
     def counts(self) -> list[tuple[str, int]]:
         "The word list the VQ-VAE was trained on, which BPE and Unigram LM are trained on too."
-        return training_counts(self.S, top_n=self.S["vq_top_words"])
+        return training_counts(WordList.from_settings(self.S), top_n=self.S["vq_top_words"])
 
     def note(self) -> str:
         "The language's data notes (substitute splits), and a dev subset if one is used, for captions."

@@ -15,7 +15,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 from ..core.sources import DataError
 from ..core.settings import atomic_write, load_settings
-from ..core.corpora import training_counts
+from ..core.corpora import training_counts, WordList
 from .vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, triplet_to_flat
 from .vqvae import FactorizerVQVAE, MAX_BYTES, NUM_TOKENS, PAD_TOKEN, word_tokens
 
@@ -458,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         S = load_settings(a.lang, a.profile)
         cfg = VQConfig.from_settings(S)
-        path = train(training_counts(S, top_n=cfg.top_words), a.out, cfg, device, provenance=dict(lang=a.lang, profile=a.profile))
+        path = train(training_counts(WordList.from_settings(S), top_n=cfg.top_words), a.out, cfg, device, provenance=dict(lang=a.lang, profile=a.profile))
     except (KeyError, ValueError, DataError) as e:                  # unknown language or profile, another run's checkpoint, missing data
         raise SystemExit(f"training: {e.args[0] if isinstance(e, KeyError) and e.args else e}") from None
     finally:

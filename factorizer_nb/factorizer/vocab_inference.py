@@ -15,7 +15,7 @@ from contextlib import nullcontext
 from .training import VQConfig, load_checkpoint, train
 from ..core.text import BOW_BYTES, EOW_BYTES
 from ..core.settings import load_settings, run_dir
-from ..core.corpora import training_counts
+from ..core.corpora import training_counts, WordList
 from .vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet, has_stray_bytes
 from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, FactorizerVQVAE,
                                             tokens_subword)
@@ -166,7 +166,7 @@ def trained_vocabulary(lang: str, profile: str, out_dir: str | Path, top_words: 
     "Train (or resume) `profile`'s VQ-VAE for `lang` in `out_dir` on the top `top_words` list entries (None: the profile's; 0: all), read its vocabulary out once: (vocab file, checkpoint, config, counts)."
     P, out_dir = load_settings(lang, profile), Path(out_dir)
     top_words = int(P["vq_top_words"]) if top_words is None else int(top_words)
-    cfg, counts = replace(VQConfig.from_settings(P), top_words=top_words), training_counts(P, top_n=top_words or None)
+    cfg, counts = replace(VQConfig.from_settings(P), top_words=top_words), training_counts(WordList.from_settings(P), top_n=top_words or None)
     ckpt = train(counts, out_dir / "vqvae", cfg, device=device, progress=False, provenance=dict(lang=lang, profile=profile))
     if not (out_dir / "vocab.dawg").exists():
         vocab, _ = infer_vocabulary(ckpt, add_log_prior=P["vocab_add_log_prior"], byte_fallback=P["vocab_byte_fallback"],

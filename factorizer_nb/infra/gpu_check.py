@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import torch
 from ..core.settings import atomic_write, load_settings, project_root
-from ..core.corpora import training_counts
+from ..core.corpora import training_counts, WordList
 from ..factorizer.vocab import unigram_standin_vocab
 from ..factorizer.tokenizer import Factorizer
 from ..factorizer.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, byte_complete, flat_to_triplet
@@ -43,9 +43,8 @@ def timed(fn, n: int, device: torch.device, warmup: int = 1) -> list[float]:
     return out
 
 # %% ../../nbs/infra/96_gpu_check.ipynb #0f3b802a
-def vqvae_check(S: dict, device: torch.device, steps: int, sampler: WordSampler, one_chunk: bool = False):
-    "(row, trained model): seconds per step, words/s and peak memory of `steps` VQ-VAE steps at the profile's shapes (one_chunk: each batch as one padded chunk)."
-    cfg = VQConfig.from_settings(S)
+def vqvae_check(cfg: VQConfig, device: torch.device, steps: int, sampler: WordSampler, one_chunk: bool = False):
+    "(row, trained model): seconds per step, words/s and peak memory of `steps` VQ-VAE steps of `cfg` (one_chunk: one padded chunk)."
     cfg = replace(cfg, steps=max(steps, cfg.warmup_steps + 1), length_buckets=1 if one_chunk else cfg.length_buckets)
     st = new_state(cfg, device)
     times = timed(lambda: train_step(st, sampler, cfg), steps, device)
@@ -56,11 +55,12 @@ def vqvae_check(S: dict, device: torch.device, steps: int, sampler: WordSampler,
 
 STANDIN_WORDS, STANDIN_PIECES = 5_000, 1_000   # the LM's vocabulary: its size does not change the step (FACTORIZER's tables are 3 x 256 rows)
 
-def lm_check(S: dict, device: torch.device, steps: int, micro_batch: int):
-    "Seconds per step, tokens/s and peak memory of `steps` steps of the profile's FACTORIZER language model on one micro-batch each."
-    counts = training_counts(S, top_n=STANDIN_WORDS)
-    tok = Factorizer(byte_complete(unigram_standin_vocab(counts, STANDIN_PIECES)), alpha_split=S["alpha_split"])
-    cfg, t = LMConfig.from_settings(S, int(S["lm_extra_layers"])), replace(LMTraining.from_settings(S), micro_batch=micro_batch)
+def lm_check(words: WordList, alpha_split: float, cfg: LMConfig, training: LMTraining, device: torch.device, steps: int,
+             micro_batch: int):
+    "Seconds per step, tokens/s and peak memory of `steps` steps of a FACTORIZER language model on one micro-batch each."
+    counts = training_counts(words, top_n=STANDIN_WORDS)
+    tok = Factorizer(byte_complete(unigram_standin_vocab(counts, STANDIN_PIECES)), alpha_split=alpha_split)
+    t = replace(training, micro_batch=micro_batch)
     torch.manual_seed(0)
     model = MaskedLM(tok, cfg).to(device)
     opt = make_optimizer(model, t)
@@ -108,10 +108,12 @@ def measure(profile: str = "paper", device: str | None = None, vq_steps: int = 3
     def done(row):
         out["rows"].append(row)
         if raw: atomic_write(Path(raw), lambda t: t.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8"))
-    sampler = WordSampler(training_counts(S, top_n=int(S["vq_top_words"])))
-    vq, model = vqvae_check(S, device, vq_steps, sampler); done(vq)
-    if padded_steps: done(vqvae_check(S, device, padded_steps, sampler, one_chunk=True)[0])
-    done(lm_check(S, device, lm_steps, micro_batch))
+    words, vq_cfg = WordList.from_settings(S), VQConfig.from_settings(S)
+    sampler = WordSampler(training_counts(words, top_n=vq_cfg.top_words))
+    vq, model = vqvae_check(vq_cfg, device, vq_steps, sampler); done(vq)
+    if padded_steps: done(vqvae_check(vq_cfg, device, padded_steps, sampler, one_chunk=True)[0])
+    lm_cfg = LMConfig.from_settings(S, int(S["lm_extra_layers"]))
+    done(lm_check(words, float(S["alpha_split"]), lm_cfg, LMTraining.from_settings(S), device, lm_steps, micro_batch))
     done(inference_check(model, device, triplets, batch_size))
     return out
 

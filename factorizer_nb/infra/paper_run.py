@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 import torch
 from ..core.settings import atomic_write, load_settings
 from ..core.text import marked_bytes
-from ..core.corpora import training_counts, ud_sentences
+from ..core.corpora import training_counts, ud_sentences, WordList
 from ..factorizer.vocab import Vocabulary, subword_bytes, vocab_from_text, vocab_to_text
 from ..factorizer.fast_step import COMPILE_MODES, FastPath
 from ..factorizer.training import (VQConfig, WordSampler, mean_sample_tokens, new_state, train,
@@ -172,7 +172,7 @@ def follow_up_words(lang: str = "en", top_words: int = 50_000) -> list[str]:
     S = load_settings(lang, "small")
     words = {w for rel in (S["parser_train"], S["parser_dev"]) for sent in ud_sentences(rel) for form in sent
              for w in form.split()}
-    return sorted(words | {w for w, _ in training_counts(S, top_n=top_words)})
+    return sorted(words | {w for w, _ in training_counts(WordList.from_settings(S), top_n=top_words)})
 
 def record_run(run: str | Path, words: Iterable[str], ledger: str | Path, name: str = "paper-all") -> Path:
     "Write a finished run's vocabulary, cut to `words`, and its record to `ledger/<name>/`; the folder."
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compile", default="default,reduce-overhead", help="compile modes to try, comma-separated")
     a = ap.parse_args(argv)
     if a.export_words:
-        export_words(training_counts(load_settings(a.lang, a.profile), top_n=a.top_words or None), a.export_words)
+        export_words(training_counts(WordList.from_settings(load_settings(a.lang, a.profile)), top_n=a.top_words or None), a.export_words)
         return 0
     if a.record:
         try: print(record_run(a.record, follow_up_words(a.lang), a.ledger))
