@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 import conllu
+from ..core.settings import config_from
 import ufal.chu_liu_edmonds
 from ..core.protocol import Tokenizer
 from ..factorizer.embedding import FactorizedEmbedding
@@ -138,7 +139,7 @@ class ParserConfig:
     word_dropout: float = 0.15
 
     @classmethod
-    def from_settings(cls, s: dict) -> "ParserConfig": return cls(**ud_settings(cls, s))
+    def from_settings(cls, settings: dict) -> "ParserConfig": return config_from(cls, settings, "ud_")
 
 def subword_embedding(tokenizer: Tokenizer, dim: int) -> nn.Module:
     "The input layer for `tokenizer`'s ids: `FactorizedEmbedding` for triplets, one table for single ids."

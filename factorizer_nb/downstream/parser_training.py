@@ -12,7 +12,7 @@ import torch
 import conllu
 from tqdm.auto import tqdm
 from ..core.sources import DataError
-from ..core.settings import atomic_write, load_settings, run_dir, LANGS
+from ..core.settings import atomic_write, config_from, load_settings, run_dir, LANGS
 from ..core.protocol import Tokenizer, load_tokenizer
 from .ud_data import read_treebank, syntactic_words, write_conllu, score_conllu
 from .parser import (FIELDS, ud_settings, LabelSet, Parser, ParserConfig, collate, encode_words, parser_loss,
@@ -41,8 +41,8 @@ class ParserTraining:
     seed: int = 42
 
     @classmethod
-    def from_settings(cls, s: dict, seed: int | None = None) -> "ParserTraining":
-        return cls(**ud_settings(cls, s, skip=("seed",)), seed=int(s["seed"] if seed is None else seed))
+    def from_settings(cls, settings: dict, seed: int | None = None) -> "ParserTraining":
+        return config_from(cls, settings, "ud_", keys={"seed": "seed"}, **({} if seed is None else dict(seed=int(seed))))
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #466b5534
 def lr_factor(step: int, total: int, warmup: int, lr_initial: float, lr_final: float) -> float:

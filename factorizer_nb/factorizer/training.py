@@ -14,7 +14,7 @@ from fastcore.basics import patch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 from ..core.sources import DataError
-from ..core.settings import atomic_write, load_settings
+from ..core.settings import atomic_write, config_from, load_settings
 from ..core.corpora import training_counts, WordList
 from .vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, triplet_to_flat
 from .vqvae import FactorizerVQVAE, MAX_BYTES, NUM_TOKENS, PAD_TOKEN, word_tokens
@@ -130,10 +130,7 @@ class VQConfig:
     @classmethod
     def from_settings(cls, S: dict) -> VQConfig:
         "The config in a merged settings dict (`load_settings(lang, profile)`); other keys are ignored."
-        missing = [cls.key(f.name) for f in fields(cls) if cls.key(f.name) not in S]
-        if missing: raise KeyError(f"the settings lack {missing}")
-        cast = dict(int=int, float=float, str=str)
-        return cls(**{f.name: cast[f.type](S[cls.key(f.name)]) for f in fields(cls)})
+        return config_from(cls, S, "vq_", keys={"seed": "seed"})
 
 # %% ../../nbs/factorizer/11_training.ipynb #556bfa33
 @patch
