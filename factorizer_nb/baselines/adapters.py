@@ -28,18 +28,26 @@ def spm_threads(n: int | None = None) -> int:
     if n < 1: raise ValueError(f"sentencepiece needs at least one thread, got {n}")
     return n
 
-def write_count_tsv(counts: Sequence[tuple[str, int]], path: str | Path, max_count: int = MAX_SPM_COUNT, eow: bool = True,
-                    markers: bool = True) -> Path:
-    "Write marked words (`⸥word⸤`, or `⸥word` if not `eow`; plain words if not `markers`) with rescaled counts as sentencepiece TSV input."
+def write_count_tsv(
+    counts: Sequence[tuple[str, int]],
+    path: str | Path,
+    max_count: int = MAX_SPM_COUNT,
+    eow: bool = True,
+    markers: bool = True,
+) -> Path:
+    """Write marked words (`⸥word⸤`, or `⸥word` if not `eow`; plain words if not `markers`) with rescaled counts as
+    sentencepiece TSV input."""
     if not counts: raise ValueError("no words to train on")
     scale = min(1.0, max_count / max(c for _, c in counts))
     with open(path, "w", encoding="utf-8") as f:
         for w, c in counts:
-            if w and not any(ch.isspace() for ch in w): f.write(f"{(mark(w) if eow else mark(w)[:-1]) if markers else w}\t{max(1, round(c * scale))}\n")
+            if w and not any(ch.isspace() for ch in w):
+                f.write(f"{(mark(w) if eow else mark(w)[:-1]) if markers else w}\t{max(1, round(c * scale))}\n")
     return Path(path)
 
 def spm_load(path: str | Path):
-    "A trained sentencepiece model, without the temporary paths training records in it (so the same training gives the same bytes)."
+    """A trained sentencepiece model, without the temporary paths training records in it (so the same training gives the
+    same bytes)."""
     import sentencepiece as spm
     from sentencepiece import sentencepiece_model_pb2 as pb
     m = pb.ModelProto(); m.ParseFromString(Path(path).read_bytes())
@@ -53,27 +61,47 @@ def spm_train(**kwargs):
     except RuntimeError as e:
         if "required_chars" not in str(e): raise
         need = str(e).split(" vs ")[-1].split(".")[0].strip()
-        raise ValueError(f"vocab_size={kwargs.get('vocab_size')} is smaller than the {need} characters this text needs; "
-                         f"use a larger vocabulary (or a lower character_coverage)") from None
+        raise ValueError(
+            f"vocab_size={kwargs.get('vocab_size')} is smaller than the {need} characters this text needs; "
+            f"use a larger vocabulary (or a lower character_coverage)"
+        ) from None
 
-def train_sentencepiece(counts: Sequence[tuple[str, int]], vocab_size: int, model_type: str = "unigram",
-                        out_prefix: str | Path | None = None, num_threads: int | None = None, eow: bool = True, markers: bool = True):
-    "Train a sentencepiece model on marked words (plain words with sentencepiece's `▁` if not `markers`); the loaded `SentencePieceProcessor`."
+def train_sentencepiece(
+    counts: Sequence[tuple[str, int]],
+    vocab_size: int,
+    model_type: str = "unigram",
+    out_prefix: str | Path | None = None,
+    num_threads: int | None = None,
+    eow: bool = True,
+    markers: bool = True,
+):
+    """Train a sentencepiece model on marked words (plain words with sentencepiece's `▁` if not `markers`); the loaded
+    `SentencePieceProcessor`."""
     import sentencepiece as spm
     with tempfile.TemporaryDirectory() as tmp:
         prefix = str(out_prefix or Path(tmp) / "spm")
         spm_train(
-            input=str(write_count_tsv(counts, Path(tmp) / "words.tsv", eow=eow, markers=markers)), input_format="tsv", model_prefix=prefix,
-            model_type=model_type, vocab_size=vocab_size, add_dummy_prefix=not markers, normalization_rule_name="identity",
-            remove_extra_whitespaces=False, byte_fallback=True, character_coverage=1.0, hard_vocab_limit=False,
+            input=str(write_count_tsv(counts, Path(tmp) / "words.tsv", eow=eow, markers=markers)),
+            input_format="tsv",
+            model_prefix=prefix,
+            model_type=model_type,
+            vocab_size=vocab_size,
+            add_dummy_prefix=not markers,
+            normalization_rule_name="identity",
+            remove_extra_whitespaces=False,
+            byte_fallback=True,
+            character_coverage=1.0,
+            hard_vocab_limit=False,
             split_by_unicode_script=False,
-            num_threads=spm_threads(num_threads))
+            num_threads=spm_threads(num_threads),
+        )
         return spm_load(prefix + ".model")
 
 # %% ../../nbs/baselines/18_adapters.ipynb #173be14e
 def train_spm_on_text(lines: Iterable[str], vocab_size: int, model_type: str, character_coverage: float = 0.9995,
                       num_threads: int | None = None, max_sentence_length: int = 8192, **options):
-    "A sentencepiece model (`bpe` or `unigram`) trained on lines of text (sentencepiece's default normalization unless `options` say otherwise)."
+    """A sentencepiece model (`bpe` or `unigram`) trained on lines of text (sentencepiece's default normalization unless
+    `options` say otherwise)."""
     import sentencepiece as spm
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "text.txt"
@@ -96,14 +124,17 @@ def train_hf_bpe(counts: Sequence[tuple[str, int]], vocab_size: int, max_count: 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
     lines = ((w + " ") * max(1, round(c * scale)) for w, c in counts if w and not any(ch.isspace() for ch in w))
     tok.train_from_iterator(lines, trainer, length=len(counts))
     return tok
 
 # %% ../../nbs/baselines/18_adapters.ipynb #e60906e5
 def _spm_model_settings(sp) -> dict:
-    "Normalizer and trainer settings of a sentencepiece model that decide whether it is lossless and whether we can sample it."
+    """Normalizer and trainer settings of a sentencepiece model that decide whether it is lossless and whether we can
+    sample it."""
     from sentencepiece import sentencepiece_model_pb2
     m = sentencepiece_model_pb2.ModelProto()
     m.ParseFromString(sp.serialized_model_proto())
@@ -116,18 +147,25 @@ def _spm_model_settings(sp) -> dict:
 SPM_BPE = 2                 # sentencepiece's ModelProto.TrainerSpec.ModelType.BPE
 
 class SentencePieceTokenizer(Tokenizer):
-    "A sentencepiece model (BPE or Unigram LM) behind the tokenizer protocol, with optional seeded BPE-dropout (`alpha`, BPE models)."
+    """A sentencepiece model (BPE or Unigram LM) behind the tokenizer protocol, with optional seeded BPE-dropout
+    (`alpha`, BPE models)."""
     kind = "sentencepiece"
     def __init__(self, model, name: str = "sentencepiece", alpha: float = 0.0, seed: int | None = None):
         import sentencepiece as spm
-        self.sp = model if isinstance(model, spm.SentencePieceProcessor) else spm.SentencePieceProcessor(model_proto=model)
+        self.sp = (
+            model if isinstance(model, spm.SentencePieceProcessor) else spm.SentencePieceProcessor(model_proto=model)
+        )
         if not 0.0 <= alpha < 1.0 or alpha != alpha: raise ValueError(f"alpha must be in [0, 1), got {alpha}")
         self.name, self.alpha, self.seed, self.samples = name, alpha, seed, alpha > 0
         self.settings = _spm_model_settings(self.sp)
         st = self.settings
-        if self.samples and (st["model_type"] != SPM_BPE or st["normalization"] != "identity" or st["user_defined_or_unused"]):
-            raise ValueError("sampling (alpha > 0) is seeded BPE-dropout, for a BPE model with identity normalization and no user-defined or "
-                             "unused pieces; sentencepiece's own sampling cannot be seeded reproducibly")
+        if self.samples and (
+            st["model_type"] != SPM_BPE or st["normalization"] != "identity" or st["user_defined_or_unused"]
+        ):
+            raise ValueError(
+                "sampling (alpha > 0) is seeded BPE-dropout, for a BPE model with identity normalization and no user-defined or "
+                "unused pieces; sentencepiece's own sampling cannot be seeded reproducibly"
+            )
         self.rng = random.Random(seed)
 
     def reseed(self, seed: int) -> None:
@@ -135,7 +173,9 @@ class SentencePieceTokenizer(Tokenizer):
         self.rng = random.Random(seed)
 
     @property
-    def base_vocab_size(self) -> int: return self.sp.get_piece_size()
+    def base_vocab_size(self) -> int:
+        return self.sp.get_piece_size()
+
     @property
     def lossless(self) -> bool:
         s = self.settings
@@ -150,7 +190,8 @@ def _byte_to_char(word: str) -> list[int]:
 
 @patch
 def encode_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
-    "Pieces of one word with sentencepiece's own spans, turned from bytes into characters (a BPE-dropout sample when sampling)."
+    """Pieces of one word with sentencepiece's own spans, turned from bytes into characters (a BPE-dropout sample when
+    sampling)."""
     if self.samples: return self.dropout_word(word)
     pos, unk = _byte_to_char(word), self.sp.unk_id()
     out = []
@@ -164,10 +205,11 @@ def encode_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
 SAMPLER = "factorizer-nb bpe_dropout 1"   # what a sampling SentencePieceTokenizer's config names (see `config`)
 
 def bpe_dropout(symbols: list[str], piece_score: dict[str, float], p: float, rng: random.Random) -> list[list[int]]:
-    "Runs of `symbols` merged in sentencepiece's BPE order (best-scoring adjacent piece first, leftmost on ties), each merge skipped with probability `p`."
+    """Runs of `symbols` merged in sentencepiece's BPE order (best-scoring adjacent piece first, leftmost on ties), each
+    merge skipped with probability `p`."""
     n = len(symbols)
     text, nxt, prv = list(symbols), list(range(1, n)) + [-1], list(range(-1, n - 1))
-    queue = []                                           # (-score, left, right, merged length): heapq pops the best, leftmost pair
+    queue = []  # (-score, left, right, merged length): heapq pops the best, leftmost pair
     def push(a: int, b: int):
         if a < 0 or b < 0: return
         score = piece_score.get(text[a] + text[b])
@@ -181,7 +223,7 @@ def bpe_dropout(symbols: list[str], piece_score: dict[str, float], p: float, rng
         nxt[a] = nxt[b]
         if nxt[b] >= 0: prv[nxt[b]] = a
         push(prv[a], a); push(a, nxt[a])
-    starts = [k for k in range(n) if text[k]]          # a merged symbol lives at its leftmost position; the rest are emptied
+    starts = [k for k in range(n) if text[k]]  # a merged symbol lives at its leftmost position; the rest are emptied
     return [list(range(a, b)) for a, b in zip(starts, starts[1:] + [n])]
 
 
@@ -195,7 +237,8 @@ def _piece_scores(sp) -> dict[str, float]:
 # %% ../../nbs/baselines/18_adapters.ipynb #a5c2a977
 @patch
 def dropout_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
-    "One BPE-dropout split of `word` drawn from this tokenizer's generator, as `encode_word` tuples (unknown characters as bytes or `[UNK]`)."
+    """One BPE-dropout split of `word` drawn from this tokenizer's generator, as `encode_word` tuples (unknown
+    characters as bytes or `[UNK]`)."""
     if "_scores" not in self.__dict__: self._scores = _piece_scores(self.sp)
     chars = ["\u2581"] + list(word) if self.settings["add_dummy_prefix"] else list(word)
     lead = len(chars) - len(word)                      # the word-start mark covers no character of `word`
@@ -206,7 +249,10 @@ def dropout_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
         if piece in self._scores: out.append((piece, self.sp.piece_to_id(piece), s, e))
         elif self.settings["byte_fallback"]:
             bs = piece.encode("utf-8", "surrogatepass")
-            out += [(f"<0x{b:02X}>", self.sp.piece_to_id(f"<0x{b:02X}>"), s, e if j == len(bs) - 1 else s) for j, b in enumerate(bs)]
+            out += [
+                (f"<0x{b:02X}>", self.sp.piece_to_id(f"<0x{b:02X}>"), s, e if j == len(bs) - 1 else s)
+                for j, b in enumerate(bs)
+            ]
         else: out.append(("[UNK]", self.special_id("[UNK]"), s, e))
     return out
 
@@ -214,7 +260,8 @@ def dropout_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
 # %% ../../nbs/baselines/18_adapters.ipynb #43505d30
 @patch
 def decode_ids(self: SentencePieceTokenizer, ids) -> str:
-    "sentencepiece's decoding, keeping the space of a leading word-start mark (which it drops) so that runs join correctly."
+    """sentencepiece's decoding, keeping the space of a leading word-start mark (which it drops) so that runs join
+    correctly."""
     ids = [int(i) for i in ids]
     lead = " " if ids and self.sp.id_to_piece(ids[0]).startswith("\u2581") else ""
     return lead + self.sp.decode(ids)
@@ -227,7 +274,8 @@ def token_text(self: SentencePieceTokenizer, token: str) -> str | None:
 
 @patch
 def config(self: SentencePieceTokenizer) -> dict:
-    "The model, `alpha` and seed; a sampling tokenizer also names its sampler, so a run sampled by sentencepiece's own is not resumed by ours."
+    """The model, `alpha` and seed; a sampling tokenizer also names its sampler, so a run sampled by sentencepiece's own
+    is not resumed by ours."""
     return dict(model=to_b64(self.sp.serialized_model_proto()), alpha=self.alpha, seed=self.seed) | (
         dict(sampler=SAMPLER) if self.samples else {})
 
@@ -237,9 +285,15 @@ def from_config(cls: SentencePieceTokenizer, config: dict) -> SentencePieceToken
 
 # %% ../../nbs/baselines/18_adapters.ipynb #5a1c0f3e
 @patch(cls_method=True)
-def from_counts(cls: SentencePieceTokenizer, counts: Sequence[tuple[str, int]], vocab_size: int, model_type: str = "unigram",
-                name: str = "sentencepiece") -> SentencePieceTokenizer:
-    "A tokenizer whose sentencepiece model (`bpe` or `unigram`) learned the plain words of `counts`, as it will encode them."
+def from_counts(
+    cls: SentencePieceTokenizer,
+    counts: Sequence[tuple[str, int]],
+    vocab_size: int,
+    model_type: str = "unigram",
+    name: str = "sentencepiece",
+) -> SentencePieceTokenizer:
+    """A tokenizer whose sentencepiece model (`bpe` or `unigram`) learned the plain words of `counts`, as it will encode
+    them."""
     return cls(train_sentencepiece(counts, vocab_size, model_type, markers=False), name=name)
 
 # %% ../../nbs/baselines/18_adapters.ipynb #bde3b0ba
@@ -266,7 +320,10 @@ _PREFIX_SPACE = "\u0120"                  # byte-level BPE's picture of the spac
 def encode_word(self: HFByteBPE, word: str) -> list[tuple]:
     "Byte-level pieces of one word (with its prefix space) and HF's character spans."
     e = self.tok.encode(word, add_special_tokens=False)
-    return [(t, i, (0 if t == _PREFIX_SPACE else a), (0 if t == _PREFIX_SPACE else b)) for t, i, (a, b) in zip(e.tokens, e.ids, e.offsets)]
+    return [
+        (t, i, (0 if t == _PREFIX_SPACE else a), (0 if t == _PREFIX_SPACE else b))
+        for t, i, (a, b) in zip(e.tokens, e.ids, e.offsets)
+    ]
 
 @patch
 def decode_ids(self: HFByteBPE, ids) -> str: return self.tok.decode([int(i) for i in ids], skip_special_tokens=False)

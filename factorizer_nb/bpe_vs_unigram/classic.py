@@ -27,7 +27,8 @@ def word_counts_of(words: Iterable[str] | dict[str, int]) -> dict[str, int]:
 UNK = SPECIAL_TOKENS[0]                    # "[UNK]"
 
 class SubwordTokenizer(Tokenizer):
-    "Base of the classic algorithms: `train`, `split_word`/`join_word` on pieces, and ids indexing a piece list fixed by training."
+    """Base of the classic algorithms: `train`, `split_word`/`join_word` on pieces, and ids indexing a piece list fixed
+    by training."""
     def train(self, words, size: int): raise NotImplementedError
     def split_word(self, word: str) -> list[str]: raise NotImplementedError
     def join_word(self, pieces: list[str]) -> str: raise NotImplementedError
@@ -49,13 +50,19 @@ class SubwordTokenizer(Tokenizer):
         "Ids as ints, each an ordinary (non-special) id of this tokenizer."
         ids = [int(i) for i in ids]
         bad = [i for i in ids if not 0 <= i < self.base_vocab_size]
-        if bad: raise ValueError(f"{type(self).__name__} has no ordinary id {bad[0]} (base_vocab_size={self.base_vocab_size})")
+        if bad:
+            raise ValueError(
+                f"{type(self).__name__} has no ordinary id {bad[0]} (base_vocab_size={self.base_vocab_size})"
+            )
         return ids
 
     @property
-    def base_vocab_size(self) -> int: return len(self.pieces)
+    def base_vocab_size(self) -> int:
+        return len(self.pieces)
+
     @property
-    def lossless(self) -> bool: return False       # characters never seen in training become [UNK]
+    def lossless(self) -> bool:
+        return False  # characters never seen in training become [UNK]
 
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #5b19ef88
 END_OF_WORD = "</w>"
@@ -93,7 +100,8 @@ class BPE(SubwordTokenizer):
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #1c614567
 @patch
 def train(self: BPE, words, size: int) -> BPE:
-    "Learn `size` merges (fewer if no pair is left); the pieces are the characters, starting symbols, `</w>` and merges."
+    """Learn `size` merges (fewer if no pair is left); the pieces are the characters, starting symbols, `</w>` and
+    merges."""
     counts = word_counts_of(words)
     corpus = {tuple(self._symbols(w)): c for w, c in counts.items()}
     start = {s for syms in corpus for s in syms} | {ch for w in counts for ch in w} | {END_OF_WORD}
@@ -128,7 +136,8 @@ def join_word(self: BPE, pieces: list[str]) -> str:
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #158e629f
 @patch
 def encode_word(self: BPE, word: str) -> list[tuple[str, int, int, int]]:
-    "(symbol, id, start, end) for each BPE symbol of `word`; unseen characters are `[UNK]`, `</w>` an empty span at the end."
+    """(symbol, id, start, end) for each BPE symbol of `word`; unseen characters are `[UNK]`, `</w>` an empty span at
+    the end."""
     symbols, out, pos = self.split_word(word), [], 0
     for k, sym in enumerate(symbols):
         last = k == len(symbols) - 1                     # only the last symbol carries `</w>`
@@ -136,7 +145,12 @@ def encode_word(self: BPE, word: str) -> list[tuple[str, int, int, int]]:
         end = pos + len(text)
         if sym in self._index: out.append((sym, self._index[sym], pos, end))
         else:                                            # an unseen character, or (attach_eow) one glued to `</w>`
-            if text: out.append((text, self._index[text], pos, end) if text in self._index else (UNK, self.special_id(UNK), pos, end))
+            if text:
+                out.append(
+                    (text, self._index[text], pos, end)
+                    if text in self._index
+                    else (UNK, self.special_id(UNK), pos, end)
+                )
             if last: out.append((END_OF_WORD, self._index[END_OF_WORD], end, end))
         pos = end
     return out
@@ -158,7 +172,12 @@ def token_text(self: BPE, token: str) -> str | None:
 @patch
 def config(self: BPE) -> dict:
     "The merges (with their counts), the piece list and the symbol convention."
-    return dict(attach_eow=self.attach_eow, merges=[list(m) for m in self.merges], merge_counts=list(self.merge_counts), pieces=list(self.pieces))
+    return dict(
+        attach_eow=self.attach_eow,
+        merges=[list(m) for m in self.merges],
+        merge_counts=list(self.merge_counts),
+        pieces=list(self.pieces),
+    )
 
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #7621c9db
 @patch(cls_method=True)
@@ -214,8 +233,12 @@ def split_word(self: WordPiece, word: str) -> list[str]:
     while start < len(word):
         for end in range(min(len(word), start + self._max_len), start, -1):      # no piece is longer than _max_len
             cand = word[start:end] if start == 0 else CONT + word[start:end]
-            if cand in self._index and not (start == 0 and is_continuation(cand)): pieces.append(cand); start = end; break
-        else: return [UNK]
+            if cand in self._index and not (start == 0 and is_continuation(cand)):
+                pieces.append(cand)
+                start = end
+                break
+        else:
+            return [UNK]
     return pieces
 
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #355d62f9
@@ -227,7 +250,8 @@ def join_word(self: WordPiece, pieces: list[str]) -> str:
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #f888c6c9
 @patch
 def encode_word(self: WordPiece, word: str) -> list[tuple[str, int, int, int]]:
-    "(piece, id, start, end) for each piece of `word` (a `##` piece's span without the `##`); one `[UNK]` if it has no split."
+    """(piece, id, start, end) for each piece of `word` (a `##` piece's span without the `##`); one `[UNK]` if it has no
+    split."""
     pieces = self.split_word(word)
     if pieces == [UNK] and UNK not in self._index: return [(UNK, self.special_id(UNK), 0, len(word))]
     out, pos = [], 0
@@ -265,7 +289,9 @@ def from_config(cls: WordPiece, config: dict) -> WordPiece:
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #b9d5b047
 def substring_counts(counts: dict[str, int]) -> dict[str, int]:
     "Every strict substring of some word, with its occurrences weighted by word frequency (single characters always)."
-    strict = {w[i:j] for w in counts for i in range(len(w)) for j in range(i + 1, len(w) + 1) if j - i < len(w) or len(w) == 1}
+    strict = {
+        w[i:j] for w in counts for i in range(len(w)) for j in range(i + 1, len(w) + 1) if j - i < len(w) or len(w) == 1
+    }
     out: dict[str, int] = {}
     for w, c in counts.items():
         for i in range(len(w)):
@@ -275,7 +301,8 @@ def substring_counts(counts: dict[str, int]) -> dict[str, int]:
 
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #e29dc1a8
 def viterbi(word: str, logp: dict[str, float], max_len: int | None = None) -> tuple[list[str], float]:
-    "Most probable segmentation of `word` (pieces of at most `max_len` characters) and its log-probability (ties: the later last piece wins); ([], -inf) if none."
+    """Most probable segmentation of `word` (pieces of at most `max_len` characters) and its log-probability (ties: the
+    later last piece wins); ([], -inf) if none."""
     n = len(word)
     best, back = [0.0] + [-math.inf] * n, [0] * (n + 1)
     for start in range(n):
@@ -292,7 +319,9 @@ def viterbi(word: str, logp: dict[str, float], max_len: int | None = None) -> tu
 def _forward_backward(word: str, logp: dict[str, float]) -> tuple[float, dict[str, float]]:
     "log Σ over segmentations of p(segmentation), and the expected count of each piece in one occurrence of `word`."
     n = len(word)
-    def lse(a, b): return b if a == -math.inf else a if b == -math.inf else max(a, b) + math.log1p(math.exp(-abs(a - b)))
+    def lse(a, b):
+        return b if a == -math.inf else a if b == -math.inf else max(a, b) + math.log1p(math.exp(-abs(a - b)))
+
     alpha, beta = [0.0] + [-math.inf] * n, [-math.inf] * n + [0.0]
     for end in range(1, n + 1):
         for start in range(end):
@@ -308,7 +337,9 @@ def _forward_backward(word: str, logp: dict[str, float]) -> tuple[float, dict[st
         for end in range(start + 1, n + 1):
             lp = logp.get(word[start:end])
             if lp is not None and alpha[start] > -math.inf:
-                expected[word[start:end]] = expected.get(word[start:end], 0.0) + math.exp(alpha[start] + lp + beta[end] - z)
+                expected[word[start:end]] = expected.get(word[start:end], 0.0) + math.exp(
+                    alpha[start] + lp + beta[end] - z
+                )
     return z, expected
 
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #800b5c62
@@ -332,11 +363,13 @@ class Unigram(SubwordTokenizer):
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #36a22d34
 @patch
 def _em(self: Unigram, counts: dict[str, int], logp: dict[str, float], iterations: int) -> dict[str, float]:
-    "`iterations` rounds of EM: expected piece counts over all segmentations, then new log-probabilities (-1e9 for pieces never used)."
+    """`iterations` rounds of EM: expected piece counts over all segmentations, then new log-probabilities (-1e9 for
+    pieces never used)."""
     for _ in range(iterations):
         exp_counts: dict[str, float] = {}
         for w, c in counts.items():
-            for piece, e in _forward_backward(w, logp)[1].items(): exp_counts[piece] = exp_counts.get(piece, 0.0) + c * e
+            for piece, e in _forward_backward(w, logp)[1].items():
+                exp_counts[piece] = exp_counts.get(piece, 0.0) + c * e
         total = sum(exp_counts.values())
         logp = {p: math.log(exp_counts[p] / total) if exp_counts.get(p, 0) > 0 else -1e9 for p in logp}
     return logp
@@ -381,7 +414,8 @@ def join_word(self: Unigram, pieces: list[str]) -> str:
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #e26147ef
 @patch
 def encode_word(self: Unigram, word: str) -> list[tuple[str, int, int, int]]:
-    "(token, id, start, end) for each Viterbi piece: id 2i+1 and a leading `▁` for the word's first known piece, else 2i; unseen characters `[UNK]`."
+    """(token, id, start, end) for each Viterbi piece: id 2i+1 and a leading `▁` for the word's first known piece, else
+    2i; unseen characters `[UNK]`."""
     out, pos, first = [], 0, True
     for p in self.split_word(word):
         end, i = pos + len(p), self._index.get(p)

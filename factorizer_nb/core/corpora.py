@@ -31,7 +31,8 @@ def _count_file(rel: str) -> dict[str, int]:
     for i, line in enumerate(read_text(rel).splitlines(), 1):
         if not line.strip(): continue
         parts = line.split(None, 1)
-        if len(parts) != 2 or not parts[0].isdigit(): raise ValueError(f"{rel}:{i}: expected `count word`, got {line!r}")
+        if len(parts) != 2 or not parts[0].isdigit():
+            raise ValueError(f"{rel}:{i}: expected `count word`, got {line!r}")
         out[parts[1].strip()] = out.get(parts[1].strip(), 0) + int(parts[0])
     return out
 
@@ -57,7 +58,8 @@ def _enwiki_paragraphs() -> Iterator[str]:
 _WIKITEXT_JOINS = {" @-@ ": "-", " @,@ ": ",", " @.@ ": "."}
 
 def _wikitext_paragraphs(rel: str) -> Iterator[str]:
-    "Paragraphs of a WikiText file: headings (`= … =`) dropped, its split numbers and hyphens (`@-@`) joined, `<unk>` words removed."
+    """Paragraphs of a WikiText file: headings (`= … =`) dropped, its split numbers and hyphens (`@-@`) joined, `<unk>`
+    words removed."""
     for line in read_text(rel).splitlines():
         line = line.strip()
         if not line or line.startswith("="): continue
@@ -65,7 +67,8 @@ def _wikitext_paragraphs(rel: str) -> Iterator[str]:
         yield " ".join(w for w in line.split() if w != "<unk>")
 
 def text_lines(source: str = "gensim:enwiki", limit: int | None = None) -> Iterator[str]:
-    "Non-empty lines of running text: `gensim:enwiki`/`gensim:lee`, `ud:` (word forms joined by spaces), `udtext:` (`ud_texts`), `bio:`, `wikitext:` or a data file."
+    """Non-empty lines of running text: `gensim:enwiki`/`gensim:lee`, `ud:` (word forms joined by spaces), `udtext:`
+    (`ud_texts`), `bio:`, `wikitext:` or a data file."""
     if source == "gensim:enwiki": lines = _enwiki_paragraphs()
     elif source == "gensim:lee":
         from gensim.test.utils import datapath
@@ -118,7 +121,8 @@ def bio_sentences(rel: str) -> list[list[str]]:
 
 # %% ../../nbs/core/02_corpora.ipynb #e83c6dc2
 def ud_texts(rel: str) -> list[str]:
-    "Each sentence's `# text` line, or, without one, its surface tokens joined by spaces (none after a `SpaceAfter=No` token)."
+    """Each sentence's `# text` line, or, without one, its surface tokens joined by spaces (none after a `SpaceAfter=No`
+    token)."""
     import conllu
     out = []
     for sent in conllu.parse_incr(io.StringIO(read_text(rel))):
@@ -135,12 +139,15 @@ def ud_texts(rel: str) -> list[str]:
 
 @lru_cache(maxsize=None)
 def text_note(source: str) -> str:
-    "A running-text source as a caption names it: the file, and for UD whether its `# text` lines or joined word forms were used."
+    """A running-text source as a caption names it: the file, and for UD whether its `# text` lines or joined word forms
+    were used."""
     if source.startswith(("ud:", "udtext:")):
         rel = source.split(":", 1)[1]
         if source.startswith("ud:"): return f"{rel} (word forms joined by spaces)"
         has = "\n# text = " in "\n" + read_text(rel)
-        return f"{rel} ({'its # text lines' if has else 'word forms joined by spaces: the treebank has no # text lines'})"
+        return (
+            f"{rel} ({'its # text lines' if has else 'word forms joined by spaces: the treebank has no # text lines'})"
+        )
     return source
 
 # %% ../../nbs/core/02_corpora.ipynb #4e65ece1
@@ -161,14 +168,16 @@ def spellings(word: str, lang: str = "") -> dict[str, str]:
     return dict(lower=word, title=_upper(word[:1], lang) + word[1:], upper=_upper(word, lang))
 
 # %% ../../nbs/core/02_corpora.ipynb #b9db84ec
-CASING_VERSION = 1             # bump when casing_counts' result changes meaning: results kept under another number are not read
+CASING_VERSION = 1  # bump when casing_counts' result changes meaning: results kept under another number are not read
 
 def cache_dir() -> Path:
-    "Where results computed from the data are kept between processes: `$FACTORIZER_NB_CACHE`, else `~/.cache/factorizer-nb`."
+    """Where results computed from the data are kept between processes: `$FACTORIZER_NB_CACHE`, else
+    `~/.cache/factorizer-nb`."""
     return Path(os.environ.get("FACTORIZER_NB_CACHE") or Path.home() / ".cache" / "factorizer-nb").expanduser()
 
 def source_id(source: str) -> str | None:
-    "What names a running-text source's content: its data file's registry sha256, gensim's version for `gensim:` text, None if unknown."
+    """What names a running-text source's content: its data file's registry sha256, gensim's version for `gensim:` text,
+    None if unknown."""
     if source.startswith("gensim:"):
         import gensim; return f"gensim {gensim.__version__}"
     kind, _, rel = source.partition(":")
@@ -176,7 +185,8 @@ def source_id(source: str) -> str | None:
     return entry.sha256 if entry else None
 
 def json_cached(name: str, key: dict, compute):
-    "`compute()` once per `key`, kept as JSON in `cache_dir()`; a missing, unreadable or foreign file is recomputed and replaced."
+    """`compute()` once per `key`, kept as JSON in `cache_dir()`; a missing, unreadable or foreign file is recomputed
+    and replaced."""
     key = json.loads(json.dumps(key))                                            # as it reads back: tuples become lists
     path = cache_dir() / f"{name}-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]}.json"
     try:
@@ -188,7 +198,9 @@ def json_cached(name: str, key: dict, compute):
     value = compute()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda t: t.write_text(json.dumps(dict(key=key, value=value), ensure_ascii=False), encoding="utf-8"))
+        atomic_write(
+            path, lambda t: t.write_text(json.dumps(dict(key=key, value=value), ensure_ascii=False), encoding="utf-8")
+        )
     except OSError as e: warnings.warn(f"could not keep {name} in {path.parent} ({e}); it is recomputed next time")
     return value
 
@@ -203,9 +215,10 @@ def _count_casings(sources: tuple[str, ...], lang: str) -> dict[str, dict[str, i
 
 @lru_cache(maxsize=8)
 def casing_counts(sources: tuple[str, ...], lang: str = "") -> dict[str, dict[str, int]]:
-    "For each folded word of the running-text `sources`, how often each of its spellings occurs (kept in `cache_dir()` where every source is known)."
+    """For each folded word of the running-text `sources`, how often each of its spellings occurs (kept in `cache_dir()`
+    where every source is known)."""
     ids = [source_id(s) for s in sources]
-    if None in ids: return _count_casings(sources, lang)                          # a file outside the registry: no name for its content
+    if None in ids: return _count_casings(sources, lang)  # a file outside the registry: no name for its content
     key = dict(version=CASING_VERSION, sources=sources, ids=ids, lang=lang, word_re=_WORD_RE.pattern)
     return json_cached("casing", key, lambda: _count_casings(sources, lang))
 
@@ -228,8 +241,10 @@ def is_case_folded(counts: Sequence[tuple[str, int]], lang: str = "") -> bool:
 
 def cased_counts(counts: Sequence[tuple[str, int]], casings: dict[str, dict[str, int]], lang: str = "",
                  prior_weight: float = 1.0) -> list[tuple[str, int]]:
-    "Spread each folded word's count over its spellings: those seen in cased text, smoothed towards the language's casing prior."
-    if prior_weight < 0 or not math.isfinite(prior_weight): raise ValueError(f"prior_weight must be finite and >= 0, got {prior_weight}")
+    """Spread each folded word's count over its spellings: those seen in cased text, smoothed towards the language's
+    casing prior."""
+    if prior_weight < 0 or not math.isfinite(prior_weight):
+        raise ValueError(f"prior_weight must be finite and >= 0, got {prior_weight}")
     prior, out = _case_prior(casings, lang), {}
     for w, c in counts:
         seen = casings.get(w, {})
@@ -262,19 +277,26 @@ def _casing_used(words: WordList) -> str | None:
     if words.case_text == "-": return "no cased text outside the evaluation split"
     return None
 
-def _spread_counts(freq: str, lang: str, case_text: tuple[str, ...] | None, prior_weight: float) -> tuple[tuple[str, int], ...]:
+
+def _spread_counts(
+    freq: str, lang: str, case_text: tuple[str, ...] | None, prior_weight: float
+) -> tuple[tuple[str, int], ...]:
     "`freq`'s counts, spread over the casings seen in `case_text` if it is given and the list is case-folded."
     counts = word_counts(freq)
-    if case_text is not None and is_case_folded(counts, lang): counts = cased_counts(counts, casing_counts(case_text, lang), lang, prior_weight)
+    if case_text is not None and is_case_folded(counts, lang):
+        counts = cased_counts(counts, casing_counts(case_text, lang), lang, prior_weight)
     return tuple(counts)
+
 
 @lru_cache(maxsize=4)
 def _spread_wordfreq(data: str, *key) -> tuple[tuple[str, int], ...]:
-    "`_spread_counts(*key)` of a wordfreq list, which never changes, cached per data mirror (`data`: where its casings are counted)."
+    """`_spread_counts(*key)` of a wordfreq list, which never changes, cached per data mirror (`data`: where its casings
+    are counted)."""
     return _spread_counts(*key)
 
 def training_counts(words: WordList, top_n: int | None = None) -> list[tuple[str, int]]:
-    "The word list the VQ-VAE and same-list baselines train on: `words.freq`, spread over observed casings unless switched off."
+    """The word list the VQ-VAE and same-list baselines train on: `words.freq`, spread over observed casings unless
+    switched off."""
     spread = _casing_used(words) is None             # a wordfreq list's spreading is cached: the list never changes
     key = (words.freq, words.lang, tuple(words.case_text.split()) if spread else None,
            float(words.case_prior_weight) if spread else 0.0)

@@ -18,7 +18,8 @@ SETTINGS_NAME = "settings.ini"
 LANGS = ("en", "ar", "zh", "cs", "no", "gd", "tr", "ja")
 
 def find_settings(start: str | Path | None = None) -> Path:
-    "Path of the project's `settings.ini`: `$FACTORIZER_NB_SETTINGS`, then `start` (or cwd) and its parents, then the package's parent."
+    """Path of the project's `settings.ini`: `$FACTORIZER_NB_SETTINGS`, then `start` (or cwd) and its parents, then the
+    package's parent."""
     if env := os.environ.get("FACTORIZER_NB_SETTINGS"): return _check_settings(Path(env))
     here = Path(start or Path.cwd()).resolve()
     pkg_parent = [Path(__file__).resolve().parents[2]] if "__file__" in globals() else []
@@ -47,12 +48,14 @@ def read_settings(path: str | Path | None = None) -> configparser.ConfigParser:
     return cp
 
 def profile_chain(cp: configparser.ConfigParser, profile: str) -> list[str]:
-    "Profile sections to merge, base first: `[profile:X]` with `extends = Y` puts `[profile:Y]` (and its own base) before it."
+    """Profile sections to merge, base first: `[profile:X]` with `extends = Y` puts `[profile:Y]` (and its own base)
+    before it."""
     chain, name = [], profile
     while name != "paper":                                       # "paper" is [DEFAULT] alone
         sec = f"profile:{name}"
         if sec not in cp: raise KeyError(f"settings.ini has no section [{sec}]")
-        if sec in chain: raise ValueError(f"settings.ini: profile {profile!r} extends itself ({' -> '.join(chain + [sec])})")
+        if sec in chain:
+            raise ValueError(f"settings.ini: profile {profile!r} extends itself ({' -> '.join(chain + [sec])})")
         chain.append(sec)
         name = cp[sec].get("extends", "paper").strip()
     return chain[::-1]
@@ -60,7 +63,10 @@ def profile_chain(cp: configparser.ConfigParser, profile: str) -> list[str]:
 def load_settings(lang: str = "en", profile: str = "paper", path: str | Path | None = None) -> dict:
     "Merged settings: `[DEFAULT]`, then the profile (after the profiles it extends), then `[<lang>]`."
     cp = read_settings(path)
-    if lang not in cp: raise KeyError(f"settings.ini has no section [{lang}]; languages: {[s for s in cp.sections() if ':' not in s and s != 'DEFAULT']}")
+    if lang not in cp:
+        raise KeyError(
+            f"settings.ini has no section [{lang}]; languages: {[s for s in cp.sections() if ':' not in s and s != 'DEFAULT']}"
+        )
     out = {}
     for s in ("DEFAULT", *profile_chain(cp, profile), lang):
         if s in cp: out.update({k: _convert(v) for k, v in cp[s].items()})
@@ -72,7 +78,8 @@ def load_settings(lang: str = "en", profile: str = "paper", path: str | Path | N
 _CASTS = {"int": int, "float": float, "str": str, "bool": bool}
 
 def config_from(cls, settings: Mapping, prefix: str = "", keys: Mapping[str, str] | None = None, **values):
-    "The dataclass `cls` from merged settings: field `f` reads `keys.get(f, prefix + f)`, cast to its type; `values` win."
+    """The dataclass `cls` from merged settings: field `f` reads `keys.get(f, prefix + f)`, cast to its type; `values`
+    win."""
     keys, missing, found = keys or {}, [], {}
     for field in fields(cls):
         if field.name in values: continue
@@ -107,9 +114,10 @@ def run_dir(lang: str, *parts: str, root: str | Path | None = None, profile: str
 
 # %% ../../nbs/core/00_settings.ipynb #3a6f139a
 def atomic_write(path: str | Path, write) -> Path:
-    "Call `write(tmp_path)` on `<path>.<pid>.part`, then rename it over `path` (never left half-written, even by two processes at once)."
+    """Call `write(tmp_path)` on `<path>.<pid>.part`, then rename it over `path` (never left half-written, even by two
+    processes at once)."""
     path = Path(path)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.part")                # one per process: two writers never share a file
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.part")  # one per process: two writers never share a file
     try: write(tmp)
     except BaseException:
         tmp.unlink(missing_ok=True); raise

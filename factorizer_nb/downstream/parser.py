@@ -36,9 +36,14 @@ def _feats(f) -> str:
 def word_values(sent: conllu.TokenList) -> dict[str, list]:
     "Gold value of every field for the syntactic words of `sent` (lemma as an edit rule), and the heads."
     ws = syntactic_words(sent)
-    return dict(upos=[w["upos"] or "_" for w in ws], xpos=[w["xpos"] or "_" for w in ws], feats=[_feats(w["feats"]) for w in ws],
-                lemma=[lemma_rule(w["form"], w["lemma"] or "") for w in ws], deprel=[w["deprel"] or "_" for w in ws],
-                head=[w["head"] if w["head"] is not None else 0 for w in ws])
+    return dict(
+        upos=[w["upos"] or "_" for w in ws],
+        xpos=[w["xpos"] or "_" for w in ws],
+        feats=[_feats(w["feats"]) for w in ws],
+        lemma=[lemma_rule(w["form"], w["lemma"] or "") for w in ws],
+        deprel=[w["deprel"] or "_" for w in ws],
+        head=[w["head"] if w["head"] is not None else 0 for w in ws],
+    )
 
 # %% ../../nbs/downstream/41_parser.ipynb #2bef6198
 @dataclass
@@ -56,8 +61,11 @@ class LabelSet:
 
     def __post_init__(self): self._index = {f: {v: i for i, v in enumerate(vs)} for f, vs in self.classes.items()}
     def size(self, field: str) -> int: return len(self.classes[field])
-    def encode(self, field: str, values: Sequence[str]) -> list[int]: return [self._index[field].get(v, IGNORE) for v in values]
-    def decode(self, field: str, ids: Sequence[int]) -> list[str]: return [self.classes[field][i] for i in ids]
+    def encode(self, field: str, values: Sequence[str]) -> list[int]:
+        return [self._index[field].get(v, IGNORE) for v in values]
+
+    def decode(self, field: str, ids: Sequence[int]) -> list[str]:
+        return [self.classes[field][i] for i in ids]
 
 # %% ../../nbs/downstream/41_parser.ipynb #f8d2239c
 @dataclass
@@ -76,14 +84,19 @@ def encode_words(tokenizer: Tokenizer, forms: Sequence[str]) -> EncodedSentence:
     return EncodedSentence(ids, index, len(forms))
 
 # %% ../../nbs/downstream/41_parser.ipynb #8d8d0c0d
-def collate(batch: Sequence[EncodedSentence], pad_id, targets: Sequence[dict[str, list[int]]] | None = None) -> dict[str, torch.Tensor]:
-    "Padded tensors of a batch: ids [B, T, *id_shape], word_index [B, T] (-1 = padding), n_words [B], and targets [B, W]."
+def collate(
+    batch: Sequence[EncodedSentence], pad_id, targets: Sequence[dict[str, list[int]]] | None = None
+) -> dict[str, torch.Tensor]:
+    """Padded tensors of a batch: ids [B, T, *id_shape], word_index [B, T] (-1 = padding), n_words [B], and targets [B,
+    W]."""
     B, T, W = len(batch), max([len(e.ids) for e in batch] + [1]), max([e.n_words for e in batch] + [1])
     pad = torch.tensor(pad_id, dtype=torch.long)
     out = dict(ids=pad.expand(B, T, *pad.shape).clone(), word_index=torch.full((B, T), -1, dtype=torch.long),
                n_words=torch.tensor([e.n_words for e in batch], dtype=torch.long))
     for b, e in enumerate(batch):
-        if e.ids: out["ids"][b, :len(e.ids)] = torch.tensor(e.ids, dtype=torch.long); out["word_index"][b, :len(e.ids)] = torch.tensor(e.word_index)
+        if e.ids:
+            out["ids"][b, : len(e.ids)] = torch.tensor(e.ids, dtype=torch.long)
+            out["word_index"][b, : len(e.ids)] = torch.tensor(e.word_index)
     for f in (targets[0] if targets else {}):
         out[f] = torch.full((B, W), IGNORE, dtype=torch.long)
         for b, t in enumerate(targets): out[f][b, :len(t[f])] = torch.tensor(t[f], dtype=torch.long)
@@ -101,12 +114,14 @@ def pool_batch(states: torch.Tensor, word_index: torch.Tensor, n_words: int) -> 
 
 # %% ../../nbs/downstream/41_parser.ipynb #4d97ea77
 def _cle(scores: np.ndarray) -> tuple[list[int], float]:
-    "Maximum spanning tree of scores [n+1, n+1] (row = dependent, column = head, NaN = no edge) by `ufal.chu_liu_edmonds`."
+    """Maximum spanning tree of scores [n+1, n+1] (row = dependent, column = head, NaN = no edge) by
+    `ufal.chu_liu_edmonds`."""
     heads, score = ufal.chu_liu_edmonds.chu_liu_edmonds(np.ascontiguousarray(scores, dtype=np.float64))
     return list(heads[1:]), score
 
 def mst_heads(log_probs: np.ndarray) -> list[int]:
-    "Heads (1-based, 0 = root) of the best tree with a single root, from log_probs [n, n+1] (dependent x head, head 0 = root)."
+    """Heads (1-based, 0 = root) of the best tree with a single root, from log_probs [n, n+1] (dependent x head, head 0
+    = root)."""
     n = len(log_probs)
     if n == 0: return []
     if not np.all(np.isfinite(log_probs)): raise ValueError("arc scores must be finite")
@@ -116,7 +131,7 @@ def mst_heads(log_probs: np.ndarray) -> list[int]:
     heads, _ = _cle(scores)
     if sum(h == 0 for h in heads) == 1: return heads
     best, best_score = None, -np.inf
-    for r in range(1, n + 1):                                                     # each word in turn as the only root child
+    for r in range(1, n + 1):  # each word in turn as the only root child
         s = scores.copy(); s[:, 0] = np.nan; s[r, 0] = scores[r, 0]
         h, score = _cle(s)
         if score > best_score: best, best_score = h, score
@@ -156,8 +171,10 @@ class Parser(nn.Module):
         self.config, self.sizes = config, dict(sizes)
         self.embed = subword_embedding(tokenizer, c.embed_dim)
         self.register_buffer("unk_id", torch.tensor(tokenizer.special_id("[UNK]"), dtype=torch.long), persistent=False)
-        self.lstms = nn.ModuleList(nn.LSTM(c.embed_dim if k == 0 else H, c.lstm_dim, batch_first=True, bidirectional=True)
-                                   for k in range(c.lstm_layers))
+        self.lstms = nn.ModuleList(
+            nn.LSTM(c.embed_dim if k == 0 else H, c.lstm_dim, batch_first=True, bidirectional=True)
+            for k in range(c.lstm_layers)
+        )
         self.build_heads(H)
 
     def build_heads(self, H: int):
@@ -182,14 +199,16 @@ def _word_dropout(ids: torch.Tensor, word_index: torch.Tensor, p: float, unk: to
 
 def _encode(self: Parser, ids: torch.Tensor, word_index: torch.Tensor, n_words: torch.Tensor) -> torch.Tensor:
     "Contextual word states [B, W+1, 2*lstm_dim], position 0 being the root."
-    if self.training and self.config.word_dropout > 0: ids = _word_dropout(ids, word_index, self.config.word_dropout, self.unk_id)
+    if self.training and self.config.word_dropout > 0:
+        ids = _word_dropout(ids, word_index, self.config.word_dropout, self.unk_id)
     W = int(n_words.max()) if len(n_words) else 0
     x = self.bilstm(self.drop(pool_batch(self.drop(self.embed(ids)), word_index, max(W, 1))), n_words)   # [B, W, H]
     return torch.cat([self.root.expand(x.shape[0], 1, -1).to(x.dtype), x], 1)   # [B, W+1, H]
 Parser.encode = _encode
 
 def _bilstm(self: Parser, x: torch.Tensor, n_words: torch.Tensor) -> torch.Tensor:
-    "Word vectors [B, W, E] through the BiLSTM stack `self.lstms` (residual from the second layer on): [B, W, 2*lstm_dim]."
+    """Word vectors [B, W, E] through the BiLSTM stack `self.lstms` (residual from the second layer on): [B, W,
+    2*lstm_dim]."""
     lengths = n_words.clamp_min(1).cpu()
     for k, lstm in enumerate(self.lstms):
         packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
@@ -208,7 +227,8 @@ def _forward(self: Parser, batch: dict[str, torch.Tensor]) -> dict[str, torch.Te
     arcs = torch.einsum("bia,ac,bjc->bij", dep, self.arc_U, head) + (head @ self.arc_u)[:, None, :]   # [B, W, W+1]
     W = words.shape[1]
     heads_ok = torch.arange(W + 1, device=h.device)[None, :] <= batch["n_words"][:, None]             # [B, W+1]
-    not_self = torch.arange(W + 1, device=h.device)[None, :] != torch.arange(1, W + 1, device=h.device)[:, None]  # [W, W+1]
+    # [W, W+1]
+    not_self = torch.arange(W + 1, device=h.device)[None, :] != torch.arange(1, W + 1, device=h.device)[:, None]
     out["arcs"] = arcs.masked_fill(~(heads_ok[:, None, :] & not_self[None]), torch.finfo(arcs.dtype).min)
     out["states"] = h
     return out
@@ -225,7 +245,9 @@ Parser.forward, Parser.label_logits = _forward, label_logits
 def parser_loss(model: Parser, batch: dict[str, torch.Tensor], label_smoothing: float = 0.0) -> dict[str, torch.Tensor]:
     "Cross-entropy of each head (labels at the gold heads) and their sum under `loss`."
     out = model(batch)
-    ce = lambda logits, target, ls: F.cross_entropy(logits.flatten(0, 1).float(), target.flatten(), ignore_index=IGNORE, label_smoothing=ls)
+    ce = lambda logits, target, ls: F.cross_entropy(
+        logits.flatten(0, 1).float(), target.flatten(), ignore_index=IGNORE, label_smoothing=ls
+    )
     losses = {f: ce(out[f], batch[f], label_smoothing) for f in TAG_FIELDS}
     gold = batch["head"]
     losses["arcs"] = ce(out["arcs"], gold, 0.0)
@@ -237,7 +259,8 @@ def parser_loss(model: Parser, batch: dict[str, torch.Tensor], label_smoothing: 
 @torch.no_grad()
 def predict_batch(model: Parser, batches: Sequence[dict[str, torch.Tensor]], labels: LabelSet,
                   forms: Sequence[Sequence[str]]) -> list[dict[str, list]]:
-    "Predicted values per sentence, from one or more tokenizations (`batches`, probabilities averaged) of the same sentences."
+    """Predicted values per sentence, from one or more tokenizations (`batches`, probabilities averaged) of the same
+    sentences."""
     outs = [model(b) for b in batches]
     probs = {f: torch.stack([o[f].float().softmax(-1) for o in outs]).mean(0) for f in TAG_FIELDS + ("arcs",)}
     heads = []

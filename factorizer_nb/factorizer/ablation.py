@@ -16,8 +16,13 @@ __all__ = ['piece_spans', 'encoder_triplets', 'vqvae_triplets']
 
 # %% ../../nbs/factorizer/14_ablation.ipynb #ae20bdf2
 def piece_spans(tok: Tokenizer, words: Sequence[str]) -> tuple[np.ndarray, list[tuple[bool, bytes]]]:
-    "The distinct ids [K, *id_shape] `tok` gives `words` (specials left out), each with (word-initial, UTF-8 bytes) of its first occurrence."
-    special = set(id_keys(np.stack([np.asarray(tok.special_id(t)).reshape(-1) for t in SPECIAL_TOKENS]), tok.embedding_rows).tolist())
+    """The distinct ids [K, *id_shape] `tok` gives `words` (specials left out), each with (word-initial, UTF-8 bytes) of
+    its first occurrence."""
+    special = set(
+        id_keys(
+            np.stack([np.asarray(tok.special_id(t)).reshape(-1) for t in SPECIAL_TOKENS]), tok.embedding_rows
+        ).tolist()
+    )
     batch, seen, ids, spans = tok.encode_batch(list(words)), set(), [], []
     keys = id_keys(batch.ids, tok.embedding_rows).tolist()
     for t, (k, (a, b)) in enumerate(zip(keys, batch.offsets.tolist())):
@@ -29,7 +34,8 @@ def piece_spans(tok: Tokenizer, words: Sequence[str]) -> tuple[np.ndarray, list[
 # %% ../../nbs/factorizer/14_ablation.ipynb #8441b05d
 @torch.no_grad()
 def encoder_triplets(model: FactorizerVQVAE, spans: Sequence[tuple[bool, bytes]], batch_size: int = 4096) -> np.ndarray:
-    "The triplet [N, 3] the encoder quantizes each (word-initial, bytes) to: `BOW` if initial, then the bytes (the first `MAX_BYTES`)."
+    """The triplet [N, 3] the encoder quantizes each (word-initial, bytes) to: `BOW` if initial, then the bytes (the
+    first `MAX_BYTES`)."""
     device, was, out = next(model.parameters()).device, model.training, []
     model.eval()
     try:
@@ -43,7 +49,8 @@ def encoder_triplets(model: FactorizerVQVAE, spans: Sequence[tuple[bool, bytes]]
     return np.concatenate(out) if out else np.zeros((0, 3), np.int64)
 
 def vqvae_triplets(tok: Tokenizer, model: FactorizerVQVAE, words: Sequence[str], name: str = "") -> Reindexed:
-    "`tok` (single ids) with each of its pieces that `words` use renamed by the encoder's triplet; a piece they never use (a byte fallback, say) becomes `[UNK]`."
+    """`tok` (single ids) with each of its pieces that `words` use renamed by the encoder's triplet; a piece they never
+    use (a byte fallback, say) becomes `[UNK]`."""
     if tok.id_shape: raise ValueError(f"{tok.name} already has triplet ids")
     ids, spans = piece_spans(tok, words)
     return Reindexed(tok, ids, encoder_triplets(model, spans), name or f"{tok.name}, VQ-VAE triplets")

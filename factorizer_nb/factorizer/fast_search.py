@@ -18,7 +18,7 @@ try:
     # (a one-thread job ran two after its first split). numba's own workqueue layer keeps them apart; it needs calls from one thread
     # at a time, which _KERNEL_LOCK gives. $NUMBA_THREADING_LAYER still chooses.
     if not os.environ.get("NUMBA_THREADING_LAYER"): numba.config.THREADING_LAYER = "workqueue"
-except ImportError:                                  # the tokenizer then uses the pure-Python search of `factorizer.search`
+except ImportError:  # the tokenizer then uses the pure-Python search of `factorizer.search`
     HAVE_NUMBA = False
 
 # %% auto #0
@@ -31,7 +31,8 @@ if not HAVE_NUMBA:                                   # the kernels below stay pl
     prange = range
 
 class Trie(NamedTuple):
-    "A vocabulary flattened for the compiled search: a byte trie in compressed sparse rows, and per-entry log p and flat triplet."
+    """A vocabulary flattened for the compiled search: a byte trie in compressed sparse rows, and per-entry log p and
+    flat triplet."""
     first: np.ndarray    # int32 [nodes + 1]: edges of node u are first[u]:first[u + 1]
     label: np.ndarray    # uint8 [edges]: the byte of each edge, sorted within a node
     child: np.ndarray    # int32 [edges]: the node each edge leads to
@@ -80,11 +81,23 @@ def build_trie(records: Iterable[tuple[bytes, float, int]]) -> Trie:
     buf = np.frombuffer(b"".join(keys), np.uint8) if keys else np.zeros(0, np.uint8)
     offs = np.zeros(len(keys) + 1, np.int64); np.cumsum([len(k) for k in keys], out=offs[1:])
     first, label, child, entry = _build_csr(buf, offs)
-    return Trie(first, label, child, entry, np.array([r[1] for r in recs], np.float64), np.array([r[2] for r in recs], np.int32), buf, offs)
+    return Trie(
+        first,
+        label,
+        child,
+        entry,
+        np.array([r[1] for r in recs], np.float64),
+        np.array([r[2] for r in recs], np.int32),
+        buf,
+        offs,
+    )
 
 def vocab_trie(vocab: Vocabulary) -> Trie:
     "`vocab`'s entries as a `Trie` (what `Vocabulary.trie` builds on first use)."
-    return build_trie((k.translate(_UNESCAPE_TABLE).encode("latin-1"), r[0], triplet_to_flat(*r[1:])) for k, r in vocab.dawg.iteritems())
+    return build_trie(
+        (k.translate(_UNESCAPE_TABLE).encode("latin-1"), r[0], triplet_to_flat(*r[1:]))
+        for k, r in vocab.dawg.iteritems()
+    )
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #afadd749
 _U64 = numba.uint64 if HAVE_NUMBA else int
@@ -125,11 +138,32 @@ def _has_at(key, pos, mark):
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #1945d12f
 @njit(cache=True, inline="always")
-def _split_one(first, label, child, entry, logp, key, alpha_split, sigma_sample, seed, inner, bow, eow, ends, ents, dist, prev, pent, hc, hn):
-    "Best (or sampled) split of the marked word `key` into ends/ents; returns (piece count or -1 if none, heap arrays, grown if needed)."
+def _split_one(
+    first,
+    label,
+    child,
+    entry,
+    logp,
+    key,
+    alpha_split,
+    sigma_sample,
+    seed,
+    inner,
+    bow,
+    eow,
+    ends,
+    ents,
+    dist,
+    prev,
+    pent,
+    hc,
+    hn,
+):
+    """Best (or sampled) split of the marked word `key` into ends/ents; returns (piece count or -1 if none, heap arrays,
+    grown if needed)."""
     n = len(key)
     if n == 0: return 0, hc, hn
-    dist[:n + 1], prev[:n + 1], pent[:n + 1] = np.inf, -1, -1              # scratch arrays of at least n + 1, reused across words
+    dist[:n + 1], prev[:n + 1], pent[:n + 1] = np.inf, -1, -1  # scratch arrays of at least n + 1, reused across words
     for j in range(1, len(bow)): dist[j] = -np.inf                      # inside a mark: never improved, never reached
     for j in range(max(1, n - len(eow) + 1), n): dist[j] = -np.inf
     cap = len(hc)                                                        # the heap: costs and nodes
@@ -177,38 +211,126 @@ def _split_one(first, label, child, entry, logp, key, alpha_split, sigma_sample,
 # %% ../../nbs/factorizer/08_fast_search.ipynb #0849268a
 CHUNK_WORDS = 256         # words per parallel task: each task allocates its scratch arrays once
 
+
 @njit(cache=True, nogil=True)
-def _split_range(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends, ents, counts, lo, hi):
-    "Split the words lo..hi of buf[offs[w]:offs[w+1]] with one set of scratch arrays; pieces of word w go to ends/ents[offs[w]:]."
+def _split_range(
+    first,
+    label,
+    child,
+    entry,
+    logp,
+    buf,
+    offs,
+    alpha_split,
+    sigma_sample,
+    seeds,
+    inner,
+    bow,
+    eow,
+    ends,
+    ents,
+    counts,
+    lo,
+    hi,
+):
+    """Split the words lo..hi of buf[offs[w]:offs[w+1]] with one set of scratch arrays; pieces of word w go to
+    ends/ents[offs[w]:]."""
     longest = 0
     for w in range(lo, hi): longest = max(longest, offs[w + 1] - offs[w])
     dist, prev, pent = np.empty(longest + 1), np.empty(longest + 1, np.int64), np.empty(longest + 1, np.int64)
     hc, hn = np.empty(8 * (longest + 1), np.float64), np.empty(8 * (longest + 1), np.int64)
     for w in range(lo, hi):
         a, b = offs[w], offs[w + 1]
-        counts[w], hc, hn = _split_one(first, label, child, entry, logp, buf[a:b], alpha_split, sigma_sample, seeds[w], inner[w], bow, eow,
-                                       ends[a:b], ents[a:b], dist, prev, pent, hc, hn)
+        counts[w], hc, hn = _split_one(
+            first,
+            label,
+            child,
+            entry,
+            logp,
+            buf[a:b],
+            alpha_split,
+            sigma_sample,
+            seeds[w],
+            inner[w],
+            bow,
+            eow,
+            ends[a:b],
+            ents[a:b],
+            dist,
+            prev,
+            pent,
+            hc,
+            hn,
+        )
 
-def _split_many_py(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends, ents, counts):
-    "Split the words buf[offs[w]:offs[w+1]] in chunks of `CHUNK_WORDS`, one chunk per parallel task; word w's piece count goes to counts[w]."
+
+def _split_many_py(
+    first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends, ents, counts
+):
+    """Split the words buf[offs[w]:offs[w+1]] in chunks of `CHUNK_WORDS`, one chunk per parallel task; word w's piece
+    count goes to counts[w]."""
     n_words = len(offs) - 1
     for t in prange((n_words + CHUNK_WORDS - 1) // CHUNK_WORDS):
-        _split_range(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends, ents, counts,
-                     t * CHUNK_WORDS, min(n_words, (t + 1) * CHUNK_WORDS))
+        _split_range(
+            first,
+            label,
+            child,
+            entry,
+            logp,
+            buf,
+            offs,
+            alpha_split,
+            sigma_sample,
+            seeds,
+            inner,
+            bow,
+            eow,
+            ends,
+            ents,
+            counts,
+            t * CHUNK_WORDS,
+            min(n_words, (t + 1) * CHUNK_WORDS),
+        )
+
 
 # numba's disk cache keys on a function's name, not on `parallel`: the serial entry is a function of its own name
 _split_many = njit(cache=True, nogil=True, parallel=True)(_split_many_py)
 
-@njit(cache=True, nogil=True)
-def _split_many_serial(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends, ents, counts):
-    "`_split_many` on the calling thread: no parallel launch (about 80 µs), for calls with few words."
-    _split_range(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends, ents, counts, 0, len(offs) - 1)
 
-_KERNEL_LOCK = threading.Lock()           # numba's default threading layer (workqueue) does not take launches from two threads at once
+@njit(cache=True, nogil=True)
+def _split_many_serial(
+    first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends, ents, counts
+):
+    "`_split_many` on the calling thread: no parallel launch (about 80 µs), for calls with few words."
+    _split_range(
+        first,
+        label,
+        child,
+        entry,
+        logp,
+        buf,
+        offs,
+        alpha_split,
+        sigma_sample,
+        seeds,
+        inner,
+        bow,
+        eow,
+        ends,
+        ents,
+        counts,
+        0,
+        len(offs) - 1,
+    )
+
+
+# numba's default threading layer (workqueue) does not take launches from two threads at once
+_KERNEL_LOCK = threading.Lock()
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #d0cf81cb
 _BOW, _EOW = np.frombuffer(BOW_BYTES, np.uint8), np.frombuffer(EOW_BYTES, np.uint8)
-PARALLEL_MIN_WORDS = 2 * CHUNK_WORDS      # fewer words than this are split on the calling thread (a parallel launch would cost more)
+# fewer words than this are split on the calling thread (a parallel launch would cost more)
+PARALLEL_MIN_WORDS = 2 * CHUNK_WORDS
 
 def _launch(parallel, serial, args: tuple, num_threads: int):
     "Run `serial(*args)` on this thread, or `parallel(*args)` on `num_threads` numba threads (one launch at a time)."
@@ -220,7 +342,8 @@ def _launch(parallel, serial, args: tuple, num_threads: int):
         finally: numba.set_num_threads(before)
 
 class Splits(NamedTuple):
-    "Pieces of a batch of words: word w has counts[w] pieces (-1: no split), ending at ends[offs[w]:] with entries ents[offs[w]:]."
+    """Pieces of a batch of words: word w has counts[w] pieces (-1: no split), ending at ends[offs[w]:] with entries
+    ents[offs[w]:]."""
     counts: np.ndarray
     offs: np.ndarray
     ends: np.ndarray
@@ -228,28 +351,62 @@ class Splits(NamedTuple):
 
 def split_many(trie: Trie, words: list[bytes], alpha_split: float, sigma_sample: float = 0.0, seeds=None, inner=None,
                num_threads: int = 1) -> Splits:
-    "Best (or, with `sigma_sample` and one seed per word, sampled) splits of marked `words` under `trie`, on `num_threads` threads."
+    """Best (or, with `sigma_sample` and one seed per word, sampled) splits of marked `words` under `trie`, on
+    `num_threads` threads."""
     if sigma_sample and seeds is None: raise ValueError("sampling (sigma_sample > 0) needs a seed per word")
     offs = np.zeros(len(words) + 1, np.int64); np.cumsum([len(w) for w in words], out=offs[1:])
     buf = np.frombuffer(b"".join(words), np.uint8) if words else np.zeros(0, np.uint8)
     seeds = np.zeros(len(words), np.uint64) if seeds is None else np.asarray(seeds, np.uint64)
     inner = np.zeros(len(words), np.bool_) if inner is None else np.asarray(inner, np.bool_)
-    ends, ents, counts = np.zeros(len(buf), np.int64), np.zeros(len(buf), np.int64), np.empty(len(words), np.int64)   # zeros: unused slots index entry 0
-    args = (trie.first, trie.label, trie.child, trie.entry, trie.logp, buf, offs, float(alpha_split), float(sigma_sample), seeds, inner,
-            _BOW, _EOW, ends, ents, counts)
+    # zeros: unused slots index entry 0
+    ends, ents, counts = np.zeros(len(buf), np.int64), np.zeros(len(buf), np.int64), np.empty(len(words), np.int64)
+    args = (
+        trie.first,
+        trie.label,
+        trie.child,
+        trie.entry,
+        trie.logp,
+        buf,
+        offs,
+        float(alpha_split),
+        float(sigma_sample),
+        seeds,
+        inner,
+        _BOW,
+        _EOW,
+        ends,
+        ents,
+        counts,
+    )
     _launch(_split_many, _split_many_serial, args, num_threads if len(words) >= PARALLEL_MIN_WORDS else 1)
     return Splits(counts, offs, ends, ents)
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #ec0d5e10
-WHITESPACE = np.array([*range(0x09, 0x0E), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F,
-                       0x3000], np.int64)         # code points where str.isspace() (and the protocol's \S+) cuts words
+WHITESPACE = np.array(
+    [
+        *range(0x09, 0x0E),
+        *range(0x1C, 0x21),
+        0x85,
+        0xA0,
+        0x1680,
+        *range(0x2000, 0x200B),
+        0x2028,
+        0x2029,
+        0x202F,
+        0x205F,
+        0x3000,
+    ],
+    np.int64,
+)  # code points where str.isspace() (and the protocol's \S+) cuts words
 BOW_CP, EOW_CP = ord(BOW), ord(EOW)
-ROW_FIELDS = ("r", "g", "b", "start", "end", "word", "entry")   # rows of `encode_rows`' int32 output; scores are float64 apart
+# rows of `encode_rows`' int32 output; scores are float64 apart
+ROW_FIELDS = ("r", "g", "b", "start", "end", "word", "entry")
 SPECIAL_ENTRY = -1        # entry of [CLS] is -1, of [SEP] -2 (their triplets are the special ids)
 
 @njit(cache=True, inline="always")
 def _code_point(buf, p):
-    "(code point, byte length) of the UTF-8 sequence at buf[p] (well formed, as `str.encode(..., 'surrogatepass')` writes)."
+    """(code point, byte length) of the UTF-8 sequence at buf[p] (well formed, as `str.encode(..., 'surrogatepass')`
+    writes)."""
     b0 = np.int64(buf[p])
     if b0 < 0x80: return b0, 1
     if b0 < 0xE0: return ((b0 & 0x1F) << 6) | (np.int64(buf[p + 1]) & 0x3F), 2
@@ -267,7 +424,8 @@ def _is_space(cp, whitespace):
 # %% ../../nbs/factorizer/08_fast_search.ipynb #34c5cfa5
 @njit(cache=True, nogil=True)
 def _row_bounds(buf, text_offs, specials, whitespace):
-    "Cumulated upper bound of each text's token rows ([texts + 1]): every token covers at least one byte of its marked word."
+    """Cumulated upper bound of each text's token rows ([texts + 1]): every token covers at least one byte of its marked
+    word."""
     out = np.zeros(len(text_offs), np.int64)
     for t in range(len(text_offs) - 1):
         p, stop, words, in_word = text_offs[t], text_offs[t + 1], 0, False
@@ -282,16 +440,49 @@ def _row_bounds(buf, text_offs, specials, whitespace):
 # %% ../../nbs/factorizer/08_fast_search.ipynb #b2c12209
 @njit(cache=True, inline="always")
 def _put(out, scores, k, r, g, b, start, end, word, entry, score):
-    out[0, k], out[1, k], out[2, k], out[3, k], out[4, k], out[5, k], out[6, k], scores[k] = r, g, b, start, end, word, entry, score
+    out[0, k], out[1, k], out[2, k], out[3, k], out[4, k], out[5, k], out[6, k], scores[k] = (
+        r,
+        g,
+        b,
+        start,
+        end,
+        word,
+        entry,
+        score,
+    )
+
 
 @njit(cache=True, nogil=True)
-def _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds, specials, bow, eow,
-                  whitespace, slot_offs, out, scores, row_len, redo, lo, hi):
-    "Token rows of texts lo..hi (UTF-8 in buf[text_offs[t]:text_offs[t + 1]]) from out[:, slot_offs[t]]: see `ROW_FIELDS`."
+def _encode_range(
+    first,
+    label,
+    child,
+    entry,
+    logp,
+    flat,
+    buf,
+    text_offs,
+    alpha_split,
+    sigma_sample,
+    text_seeds,
+    specials,
+    bow,
+    eow,
+    whitespace,
+    slot_offs,
+    out,
+    scores,
+    row_len,
+    redo,
+    lo,
+    hi,
+):
+    """Token rows of texts lo..hi (UTF-8 in buf[text_offs[t]:text_offs[t + 1]]) from out[:, slot_offs[t]]: see
+    `ROW_FIELDS`."""
     nb, ne, longest = len(bow), len(eow), 0
     for t in range(lo, hi): longest = max(longest, text_offs[t + 1] - text_offs[t])
     m = longest + nb + ne
-    key, char_of = np.empty(m, np.uint8), np.empty(m, np.int64)      # the marked word; the word's character at each byte
+    key, char_of = np.empty(m, np.uint8), np.empty(m, np.int64)  # the marked word; the word's character at each byte
     ends, ents = np.empty(m, np.int64), np.empty(m, np.int64)
     dist, prev, pent = np.empty(m + 1), np.empty(m + 1, np.int64), np.empty(m + 1, np.int64)
     hc, hn = np.empty(8 * (m + 1), np.float64), np.empty(8 * (m + 1), np.int64)
@@ -299,7 +490,8 @@ def _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_
     for t in range(lo, hi):
         p, stop, c, k, w = text_offs[t], text_offs[t + 1], 0, slot_offs[t], 0
         if specials:
-            _put(out, scores, k, CODEBOOK_SIZE + 1, CODEBOOK_SIZE + 1, CODEBOOK_SIZE + 1, 0, 0, -1, SPECIAL_ENTRY, 0.0); k += 1
+            _put(out, scores, k, CODEBOOK_SIZE + 1, CODEBOOK_SIZE + 1, CODEBOOK_SIZE + 1, 0, 0, -1, SPECIAL_ENTRY, 0.0)
+            k += 1
         while p < stop and not redo[t]:
             cp, n = _code_point(buf, p)
             if _is_space(cp, whitespace): p += n; c += 1; continue
@@ -307,59 +499,190 @@ def _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_
             while p < stop:
                 cp, n = _code_point(buf, p)
                 if _is_space(cp, whitespace): break
-                if 0xD800 <= cp <= 0xDFFF: redo[t] = True                  # a lone surrogate: not UTF-8, Python's [UNK] policy decides
+                if 0xD800 <= cp <= 0xDFFF: redo[t] = True  # a lone surrogate: not UTF-8, Python's [UNK] policy decides
                 inner = inner or cp == BOW_CP or cp == EOW_CP
                 for r in range(n): key[q + r], char_of[q + r] = buf[p + r], cw
                 q, p, c, cw = q + n, p + n, c + 1, cw + 1
             if redo[t]: break
             key[q:q + ne] = eow
             n_key, seed = q + ne, _U64(0)
-            if sigma_sample != 0.0: seed = _mix64(_U64(text_seeds[t]) + _U64(GOLDEN64) * _U64(w + 1))   # draw64(text seed, word index)
-            count, hc, hn = _split_one(first, label, child, entry, logp, key[:n_key], alpha_split, sigma_sample, seed, inner, bow, eow,
-                                       ends, ents, dist, prev, pent, hc, hn)
+            # draw64(text seed, word index)
+            if sigma_sample != 0.0: seed = _mix64(_U64(text_seeds[t]) + _U64(GOLDEN64) * _U64(w + 1))
+            count, hc, hn = _split_one(
+                first,
+                label,
+                child,
+                entry,
+                logp,
+                key[:n_key],
+                alpha_split,
+                sigma_sample,
+                seed,
+                inner,
+                bow,
+                eow,
+                ends,
+                ents,
+                dist,
+                prev,
+                pent,
+                hc,
+                hn,
+            )
             if count < 0: redo[t] = True; break
             a = 0
             for r in range(count):
                 b, e_ = ends[r], ents[r]
                 s = 0 if a < nb else cw if a >= n_key - ne else char_of[a]          # the character holding byte a
-                e = 0 if b <= nb else cw if b >= n_key - ne else char_of[b - 1] + 1 # one past the character holding byte b - 1
+                # one past the character holding byte b - 1
+                e = 0 if b <= nb else cw if b >= n_key - ne else char_of[b - 1] + 1
                 f = flat[e_]
                 _put(out, scores, k, f >> 16, (f >> 8) & 0xFF, f & 0xFF, cs + s, cs + max(s, e), w, e_, logp[e_])
                 k, a = k + 1, b
             w += 1
         if specials and not redo[t]:
-            _put(out, scores, k, CODEBOOK_SIZE + 2, CODEBOOK_SIZE + 2, CODEBOOK_SIZE + 2, c, c, -1, SPECIAL_ENTRY - 1, 0.0); k += 1
+            _put(
+                out,
+                scores,
+                k,
+                CODEBOOK_SIZE + 2,
+                CODEBOOK_SIZE + 2,
+                CODEBOOK_SIZE + 2,
+                c,
+                c,
+                -1,
+                SPECIAL_ENTRY - 1,
+                0.0,
+            )
+            k += 1
         row_len[t] = 0 if redo[t] else k - slot_offs[t]
+
 
 CHUNK_TEXTS = 64          # texts per parallel task
 
-def _encode_rows_py(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds, specials, bow, eow,
-                    whitespace, slot_offs, out, scores, row_len, redo):
+
+def _encode_rows_py(
+    first,
+    label,
+    child,
+    entry,
+    logp,
+    flat,
+    buf,
+    text_offs,
+    alpha_split,
+    sigma_sample,
+    text_seeds,
+    specials,
+    bow,
+    eow,
+    whitespace,
+    slot_offs,
+    out,
+    scores,
+    row_len,
+    redo,
+):
     "`_encode_range` over every text, in chunks of `CHUNK_TEXTS`, one chunk per parallel task."
     n = len(text_offs) - 1
     for t in prange((n + CHUNK_TEXTS - 1) // CHUNK_TEXTS):
-        _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds, specials, bow, eow,
-                      whitespace, slot_offs, out, scores, row_len, redo, t * CHUNK_TEXTS, min(n, (t + 1) * CHUNK_TEXTS))
+        _encode_range(
+            first,
+            label,
+            child,
+            entry,
+            logp,
+            flat,
+            buf,
+            text_offs,
+            alpha_split,
+            sigma_sample,
+            text_seeds,
+            specials,
+            bow,
+            eow,
+            whitespace,
+            slot_offs,
+            out,
+            scores,
+            row_len,
+            redo,
+            t * CHUNK_TEXTS,
+            min(n, (t + 1) * CHUNK_TEXTS),
+        )
+
 
 _encode_rows = njit(cache=True, nogil=True, parallel=True)(_encode_rows_py)
 
+
 @njit(cache=True, nogil=True)
-def _encode_rows_serial(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds, specials, bow, eow,
-                        whitespace, slot_offs, out, scores, row_len, redo):
+def _encode_rows_serial(
+    first,
+    label,
+    child,
+    entry,
+    logp,
+    flat,
+    buf,
+    text_offs,
+    alpha_split,
+    sigma_sample,
+    text_seeds,
+    specials,
+    bow,
+    eow,
+    whitespace,
+    slot_offs,
+    out,
+    scores,
+    row_len,
+    redo,
+):
     "`_encode_rows` on the calling thread."
-    _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds, specials, bow, eow,
-                  whitespace, slot_offs, out, scores, row_len, redo, 0, len(text_offs) - 1)
+    _encode_range(
+        first,
+        label,
+        child,
+        entry,
+        logp,
+        flat,
+        buf,
+        text_offs,
+        alpha_split,
+        sigma_sample,
+        text_seeds,
+        specials,
+        bow,
+        eow,
+        whitespace,
+        slot_offs,
+        out,
+        scores,
+        row_len,
+        redo,
+        0,
+        len(text_offs) - 1,
+    )
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #84ededce
 class Rows(NamedTuple):
-    "Token rows of a batch of texts: text t has rows row_splits[t]:row_splits[t + 1] of `out` (fields `ROW_FIELDS`) and `scores`; `redo` flags texts left out."
+    """Token rows of a batch of texts: text t has rows row_splits[t]:row_splits[t + 1] of `out` (fields `ROW_FIELDS`)
+    and `scores`; `redo` flags texts left out."""
     out: np.ndarray          # int32 [7, tokens]
     scores: np.ndarray       # float64 [tokens]
     row_splits: np.ndarray   # int64 [texts + 1]
     redo: np.ndarray         # bool [texts]
 
-def encode_rows(trie: Trie, texts: list[str], alpha_split: float, sigma_sample: float = 0.0, text_seeds=None, specials: bool = False,
-                num_threads: int = 1) -> Rows:
+
+def encode_rows(
+    trie: Trie,
+    texts: list[str],
+    alpha_split: float,
+    sigma_sample: float = 0.0,
+    text_seeds=None,
+    specials: bool = False,
+    num_threads: int = 1,
+) -> Rows:
     "Token rows of whole `texts` (whitespace words, each marked and split) from one compiled call; see `Rows`."
     if sigma_sample and text_seeds is None: raise ValueError("sampling (sigma_sample > 0) needs a seed per text")
     raw = [t.encode("utf-8", "surrogatepass") for t in texts]
@@ -369,8 +692,28 @@ def encode_rows(trie: Trie, texts: list[str], alpha_split: float, sigma_sample: 
     out, scores = np.empty((len(ROW_FIELDS), slot_offs[-1]), np.int32), np.empty(slot_offs[-1], np.float64)
     row_len, redo = np.zeros(len(raw), np.int64), np.zeros(len(raw), np.bool_)
     seeds = np.zeros(len(raw), np.uint64) if text_seeds is None else np.asarray(text_seeds, np.uint64)
-    args = (trie.first, trie.label, trie.child, trie.entry, trie.logp, trie.flat, buf, text_offs, float(alpha_split), float(sigma_sample), seeds,
-            bool(specials), _BOW, _EOW, WHITESPACE, slot_offs, out, scores, row_len, redo)
+    args = (
+        trie.first,
+        trie.label,
+        trie.child,
+        trie.entry,
+        trie.logp,
+        trie.flat,
+        buf,
+        text_offs,
+        float(alpha_split),
+        float(sigma_sample),
+        seeds,
+        bool(specials),
+        _BOW,
+        _EOW,
+        WHITESPACE,
+        slot_offs,
+        out,
+        scores,
+        row_len,
+        redo,
+    )
     _launch(_encode_rows, _encode_rows_serial, args, num_threads if len(raw) >= 2 * CHUNK_TEXTS else 1)
     row_splits = np.zeros(len(raw) + 1, np.int64); np.cumsum(row_len, out=row_splits[1:])
     if row_splits[-1] != slot_offs[-1]:                                  # close the gaps between texts' slots
@@ -378,18 +721,62 @@ def encode_rows(trie: Trie, texts: list[str], alpha_split: float, sigma_sample: 
         out, scores = out[:, keep], scores[keep]
     return Rows(out, scores, row_splits, redo)
 
+
 @njit(cache=True, nogil=True)
-def _encode_one(first, label, child, entry, logp, flat, buf, alpha_split, sigma_sample, seed, specials, bow, eow, whitespace):
-    "(rows [7, tokens], scores, redo) of the one text in buf: `_encode_range` with its arrays made here, for a call with no batch."
+def _encode_one(
+    first, label, child, entry, logp, flat, buf, alpha_split, sigma_sample, seed, specials, bow, eow, whitespace
+):
+    """(rows [7, tokens], scores, redo) of the one text in buf: `_encode_range` with its arrays made here, for a call
+    with no batch."""
     text_offs = np.array([0, len(buf)], np.int64)
     slot_offs = _row_bounds(buf, text_offs, specials, whitespace)
     out, scores = np.empty((len(ROW_FIELDS), slot_offs[-1]), np.int32), np.empty(slot_offs[-1], np.float64)
     row_len, redo, seeds = np.zeros(1, np.int64), np.zeros(1, np.bool_), np.full(1, seed, np.uint64)
-    _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, seeds, specials, bow, eow, whitespace,
-                  slot_offs, out, scores, row_len, redo, 0, 1)
+    _encode_range(
+        first,
+        label,
+        child,
+        entry,
+        logp,
+        flat,
+        buf,
+        text_offs,
+        alpha_split,
+        sigma_sample,
+        seeds,
+        specials,
+        bow,
+        eow,
+        whitespace,
+        slot_offs,
+        out,
+        scores,
+        row_len,
+        redo,
+        0,
+        1,
+    )
     return out[:, :row_len[0]], scores[:row_len[0]], redo[0]
 
-def encode_text(trie: Trie, text: str, alpha_split: float, sigma_sample: float = 0.0, seed: int = 0, specials: bool = False):
-    "`encode_rows` of one text on this thread, with the least Python around the kernel: (rows [7, tokens], scores, redo)."
-    return _encode_one(trie.first, trie.label, trie.child, trie.entry, trie.logp, trie.flat, np.frombuffer(text.encode("utf-8", "surrogatepass"), np.uint8),
-                       float(alpha_split), float(sigma_sample), np.uint64(seed), bool(specials), _BOW, _EOW, WHITESPACE)
+
+def encode_text(
+    trie: Trie, text: str, alpha_split: float, sigma_sample: float = 0.0, seed: int = 0, specials: bool = False
+):
+    """`encode_rows` of one text on this thread, with the least Python around the kernel: (rows [7, tokens], scores,
+    redo)."""
+    return _encode_one(
+        trie.first,
+        trie.label,
+        trie.child,
+        trie.entry,
+        trie.logp,
+        trie.flat,
+        np.frombuffer(text.encode("utf-8", "surrogatepass"), np.uint8),
+        float(alpha_split),
+        float(sigma_sample),
+        np.uint64(seed),
+        bool(specials),
+        _BOW,
+        _EOW,
+        WHITESPACE,
+    )

@@ -19,7 +19,10 @@ def split_stats(tok: Tokenizer, words: Sequence[str]) -> dict[str, float]:
     "Mean subwords per word and the share of `[UNK]` tokens, each word encoded on its own."
     encs = tok.encode_batch(list(words))
     n = sum(len(e.tokens) for e in encs)
-    return dict(subwords_per_word=n / max(1, len(words)), unk_share=sum(t == "[UNK]" for e in encs for t in e.tokens) / max(1, n))
+    return dict(
+        subwords_per_word=n / max(1, len(words)),
+        unk_share=sum(t == "[UNK]" for e in encs for t in e.tokens) / max(1, n),
+    )
 
 def single_subword_share(tok: Tokenizer, words: Sequence[str]) -> float:
     "Share of `words` that the tokenizer keeps as one subword."
@@ -27,7 +30,8 @@ def single_subword_share(tok: Tokenizer, words: Sequence[str]) -> float:
 
 # %% ../../nbs/factorizer/13_quality.ipynb #52957d92
 def codebook_stats(vocab: Vocabulary) -> dict[str, float]:
-    "Codes used and perplexity of each codebook's index distribution over the vocabulary's triplets, averaged over the codebooks."
+    """Codes used and perplexity of each codebook's index distribution over the vocabulary's triplets, averaged over the
+    codebooks."""
     used, ppl = [], []
     for k in range(NUM_CODEBOOKS):
         counts = [0] * CODEBOOK_SIZE
@@ -42,8 +46,12 @@ def quality_row(vocab: Vocabulary, words: Sequence[str], top_words: Sequence[str
                 reference: Tokenizer | None = None) -> dict[str, float]:
     "The quality report of a FACTORIZER vocabulary on evaluation words, optionally against a reference tokenizer."
     fz = Factorizer(vocab, alpha_split=alpha_split)
-    row = dict(vocab_size=len(vocab), top1000_single_subword_share=single_subword_share(fz, top_words), **split_stats(fz, words),
-               **codebook_stats(vocab))
+    row = dict(
+        vocab_size=len(vocab),
+        top1000_single_subword_share=single_subword_share(fz, top_words),
+        **split_stats(fz, words),
+        **codebook_stats(vocab)
+    )
     if reference is not None:
         row["reference_subwords_per_word"] = split_stats(reference, words)["subwords_per_word"]
         row["ratio_to_reference"] = row["subwords_per_word"] / row["reference_subwords_per_word"]

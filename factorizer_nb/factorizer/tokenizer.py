@@ -11,8 +11,24 @@ from typing import Sequence
 import numpy as np
 from fastcore.basics import patch
 from ..core.text import BOW, EOW, BOW_BYTES, EOW_BYTES, marked_bytes
-from ..core.protocol import Tokenizer, Encoding, Encodings, SPECIAL_TOKENS, NUM_SPECIAL, WordCache, _SPECIAL_RE
-from .vocab import Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword, has_stray_bytes, flat_to_triplet
+from factorizer_nb.core.protocol import (
+    Tokenizer,
+    Encoding,
+    Encodings,
+    SPECIAL_TOKENS,
+    NUM_SPECIAL,
+    WordCache,
+    _SPECIAL_RE,
+)
+from factorizer_nb.factorizer.vocab import (
+    Vocabulary,
+    CODEBOOK_SIZE,
+    NUM_CODEBOOKS,
+    escape_bytes,
+    bytes_subword,
+    has_stray_bytes,
+    flat_to_triplet,
+)
 from .search import shortest_split, draw64
 from . import fast_search
 
@@ -49,7 +65,8 @@ def _offsets(starts: list[int], n_bytes: int, a: int, b: int) -> tuple[int, int]
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #bd0b539d
 def finite_number(name: str, x) -> float:
-    "`x` as a float if it is a finite real number, else a `ValueError` naming the parameter (NaN would turn every word into `[UNK]`)."
+    """`x` as a float if it is a finite real number, else a `ValueError` naming the parameter (NaN would turn every word
+    into `[UNK]`)."""
     if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
         raise ValueError(f"{name} must be a finite number, got {x!r}")
     return float(x)
@@ -64,18 +81,26 @@ class Factorizer(Tokenizer):
         self.vocab = vocab if isinstance(vocab, Vocabulary) else Vocabulary.load(vocab)
         if len(self.vocab) == 0: raise ValueError("the vocabulary is empty")
         max_logp = self.vocab.max_logp
-        alpha_split, sigma_sample = finite_number("alpha_split", alpha_split), finite_number("sigma_sample", sigma_sample)
+        alpha_split, sigma_sample = finite_number("alpha_split", alpha_split), finite_number(
+            "sigma_sample", sigma_sample
+        )
         if alpha_split < max_logp:
-            raise ValueError(f"alpha_split={alpha_split} makes some scores negative (max log p is {max_logp}); Dijkstra needs alpha_split >= {max_logp}")
+            raise ValueError(
+                f"alpha_split={alpha_split} makes some scores negative (max log p is {max_logp}); Dijkstra needs alpha_split >= {max_logp}"
+            )
         if sigma_sample < 0: raise ValueError(f"sigma_sample must be >= 0, got {sigma_sample}")
         if unk not in ("word", "parts"): raise ValueError(f"unk must be 'word' or 'parts', got {unk!r}")
         self.alpha_split, self.sigma_sample, self.seed, self.unk = alpha_split, sigma_sample, seed, unk
         self.name, self.cache_chars, self.rng = name, cache_chars, random.Random(seed)
-        if compiled and not fast_search.HAVE_NUMBA: raise ValueError("compiled=True needs numba, which is not installed")
-        self.compiled = fast_search.HAVE_NUMBA if compiled is None else bool(compiled)   # False: the pure-Python reference search
+        if compiled and not fast_search.HAVE_NUMBA:
+            raise ValueError("compiled=True needs numba, which is not installed")
+        # False: the pure-Python reference search
+        self.compiled = fast_search.HAVE_NUMBA if compiled is None else bool(compiled)
 
     @property
-    def samples(self) -> bool: return self.sigma_sample > 0
+    def samples(self) -> bool:
+        return self.sigma_sample > 0
+
     def reseed(self, seed: int) -> None:
         "Restart sampling from `seed`."
         self.rng = random.Random(seed)
@@ -90,10 +115,14 @@ def _mark_constraints(n: int, inner: bool) -> dict:
     "`shortest_split` constraints for a marked word of n bytes: whole end marks; with `inner`, no mark read inside."
     blocked = (*range(1, _BOW_LEN), *range(n - _EOW_LEN + 1, n))
     if not inner: return dict(blocked=blocked)
-    return dict(blocked=blocked, edge_ok=lambda i, p: not ((i and p.startswith(_BOW_KEY)) or (i + len(p) < n and p.endswith(_EOW_KEY))))
+    return dict(
+        blocked=blocked,
+        edge_ok=lambda i, p: not ((i and p.startswith(_BOW_KEY)) or (i + len(p) < n and p.endswith(_EOW_KEY))),
+    )
 
 def _path_tokens(word: str, raw: bytes, path) -> tuple:
-    "The protocol's `(token, triplet, start, end, log p)` tuples of a split `path` of `(start, end, log p, triplet)` edges over the marked `raw`."
+    """The protocol's `(token, triplet, start, end, log p)` tuples of a split `path` of `(start, end, log p, triplet)`
+    edges over the marked `raw`."""
     n, last = len(word), len(raw) - _EOW_LEN
     starts = None if len(raw) == n + _BOW_LEN + _EOW_LEN else _char_starts(word)         # None: one byte per character
     out = []
@@ -103,14 +132,16 @@ def _path_tokens(word: str, raw: bytes, path) -> tuple:
             e = max(s, 0 if b <= _BOW_LEN else n if b >= last else b - _BOW_LEN)
         else: s, e = _offsets(starts, len(raw), a, b)
         if triplet is None:
-            if out and out[-1][0] == UNK: out[-1] = (UNK, UNK_ID, out[-1][2], e, -math.inf); continue   # merge a run of unknown characters
+            # merge a run of unknown characters
+            if out and out[-1][0] == UNK: out[-1] = (UNK, UNK_ID, out[-1][2], e, -math.inf); continue
             out.append((UNK, UNK_ID, s, e, -math.inf))
         else: out.append((bytes_subword(raw[a:b]), triplet, s, e, logp))
     return tuple(out)
 
 @patch
 def _split_word(self: Factorizer, word: str, seed: int | None = None) -> tuple:
-    "`(token, triplet, start, end, log p)` tuples of one word by the reference search (a sampled split uses `seed`, or a fresh one)."
+    """`(token, triplet, start, end, log p)` tuples of one word by the reference search (a sampled split uses `seed`, or
+    a fresh one)."""
     try: raw = marked_bytes(word)
     except UnicodeEncodeError: return _unk_word(word)
     if self.samples and seed is None: seed = self.rng.getrandbits(64)
@@ -118,7 +149,9 @@ def _split_word(self: Factorizer, word: str, seed: int | None = None) -> tuple:
     path = shortest_split(self.vocab, key, self.alpha_split, self.sigma_sample, seed, **rules)
     if path is None and self.unk == "parts":
         bounds = _char_starts(word) + [len(raw) - _EOW_LEN]
-        path = shortest_split(self.vocab, key, self.alpha_split, self.sigma_sample, seed, fallback=dict(zip(bounds, bounds[1:])), **rules)
+        path = shortest_split(
+            self.vocab, key, self.alpha_split, self.sigma_sample, seed, fallback=dict(zip(bounds, bounds[1:])), **rules
+        )
     return _unk_word(word) if path is None else _path_tokens(word, raw, path)
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #c362ea52
@@ -129,28 +162,41 @@ def encode_word(self: Factorizer, word: str) -> list[tuple]:
 
 @patch
 def _compiled_splits(self: Factorizer, words: list[str], seeds: list[int] | None, num_workers: int) -> tuple:
-    "`fast_search.split_many` over the marked words, and their bytes; a word that is not valid UTF-8 gets count -1, left to `_split_word`."
+    """`fast_search.split_many` over the marked words, and their bytes; a word that is not valid UTF-8 gets count -1,
+    left to `_split_word`."""
     raws, bad = [], []
     for k, w in enumerate(words):
         try: raws.append(marked_bytes(w))
         except UnicodeEncodeError: raws.append(b""); bad.append(k)
-    s = fast_search.split_many(self.vocab.trie, raws, self.alpha_split, self.sigma_sample, seeds, [BOW in w or EOW in w for w in words],
-                               num_threads=num_workers)
+    s = fast_search.split_many(
+        self.vocab.trie,
+        raws,
+        self.alpha_split,
+        self.sigma_sample,
+        seeds,
+        [BOW in w or EOW in w for w in words],
+        num_threads=num_workers,
+    )
     s.counts[bad] = -1
     return s, raws
 
 @patch
-def _split_batch(self: Factorizer, words: list[str], seeds: list[int] | None = None, num_workers: int = 1) -> list[tuple]:
-    "Token tuples of each word: one call of the compiled search for all of them (the reference search where it is off, or finds no split)."
+def _split_batch(
+    self: Factorizer, words: list[str], seeds: list[int] | None = None, num_workers: int = 1
+) -> list[tuple]:
+    """Token tuples of each word: one call of the compiled search for all of them (the reference search where it is off,
+    or finds no split)."""
     if self.samples and seeds is None: seeds = [self.rng.getrandbits(64) for _ in words]
-    if not self.compiled: return [self._split_word(w, seeds[k] if seeds is not None else None) for k, w in enumerate(words)]
+    if not self.compiled:
+        return [self._split_word(w, seeds[k] if seeds is not None else None) for k, w in enumerate(words)]
     s, raws = self._compiled_splits(words, seeds, num_workers)
     counts, offs, ends = s.counts.tolist(), s.offs.tolist(), s.ends.tolist()
     lps = self.vocab.trie.logp[s.ents].tolist()
     triplets = list(zip(*(a.tolist() for a in flat_to_triplet(self.vocab.trie.flat[s.ents]))))
     out = []
     for k, (word, raw, c, o) in enumerate(zip(words, raws, counts, offs)):
-        if c < 0: out.append(self._split_word(word, seeds[k] if seeds is not None else None)); continue   # the [UNK] policy
+        # the [UNK] policy
+        if c < 0: out.append(self._split_word(word, seeds[k] if seeds is not None else None)); continue
         e = ends[o:o + c]
         out.append(_path_tokens(word, raw, zip([0] + e, e, lps[o:o + c], triplets[o:o + c])))
     return out
@@ -161,9 +207,13 @@ def _text_seeds(self: Factorizer, n: int) -> list[int] | None:
     return [self.rng.getrandbits(64) for _ in range(n)] if self.samples else None
 
 @patch
-def _words_tokens(self: Factorizer, words: list[str], seeds: list[tuple[int, int]] | None = None, num_workers: int = 1) -> list[tuple]:
-    "Token tuples of each word: every word split in one batch when sampling (word seeds from text seeds); else the distinct uncached ones."
-    if self.samples: return self._split_batch(words, [draw64(s, n) for s, n in seeds] if seeds is not None else None, num_workers)
+def _words_tokens(
+    self: Factorizer, words: list[str], seeds: list[tuple[int, int]] | None = None, num_workers: int = 1
+) -> list[tuple]:
+    """Token tuples of each word: every word split in one batch when sampling (word seeds from text seeds); else the
+    distinct uncached ones."""
+    if self.samples:
+        return self._split_batch(words, [draw64(s, n) for s, n in seeds] if seeds is not None else None, num_workers)
     if "_word_cache" not in self.__dict__: self._word_cache = WordCache(self.cache_chars)
     cache = self._word_cache
     todo = [w for w in dict.fromkeys(words) if w not in cache.entries]
@@ -174,7 +224,8 @@ def _words_tokens(self: Factorizer, words: list[str], seeds: list[tuple[int, int
 @patch
 def _entry_token(self: Factorizer, entry: int) -> str:
     "The subword of trie entry `entry` (spelled once, then remembered)."
-    if "_entry_tokens" not in self.__dict__: self._entry_tokens = {-1: "[CLS]", -2: "[SEP]"}     # the kernel's special entries
+    # the kernel's special entries
+    if "_entry_tokens" not in self.__dict__: self._entry_tokens = {-1: "[CLS]", -2: "[SEP]"}
     tok = self._entry_tokens.get(entry)
     if tok is None:
         t = self.vocab.trie
@@ -182,27 +233,41 @@ def _entry_token(self: Factorizer, entry: int) -> str:
     return tok
 
 @patch
-def _row_encodings(self: Factorizer, texts: list[str], add_special_tokens: bool, num_workers: int, text_seeds: list[int] | None) -> Encodings:
-    "`Encodings` of `texts` from `fast_search.encode_rows`; the texts it leaves out through the Python path with the same seeds."
-    rows = fast_search.encode_rows(self.vocab.trie, texts, self.alpha_split, self.sigma_sample, text_seeds, add_special_tokens, num_workers)
-    out = rows.out                                                       # int32 [7, tokens]: r, g, b, start, end, word, entry
-    enc = Encodings(out[:3].T, out[3:5].T, out[5], rows.row_splits, rows.scores, out[6], ["[CLS]", "[SEP]"], self._entry_token)
-    redo = rows.redo | (np.array([_SPECIAL_RE.search(t) is not None for t in texts], bool) if add_special_tokens else False)
+def _row_encodings(
+    self: Factorizer, texts: list[str], add_special_tokens: bool, num_workers: int, text_seeds: list[int] | None
+) -> Encodings:
+    """`Encodings` of `texts` from `fast_search.encode_rows`; the texts it leaves out through the Python path with the
+    same seeds."""
+    rows = fast_search.encode_rows(
+        self.vocab.trie, texts, self.alpha_split, self.sigma_sample, text_seeds, add_special_tokens, num_workers
+    )
+    out = rows.out  # int32 [7, tokens]: r, g, b, start, end, word, entry
+    enc = Encodings(
+        out[:3].T, out[3:5].T, out[5], rows.row_splits, rows.scores, out[6], ["[CLS]", "[SEP]"], self._entry_token
+    )
+    redo = rows.redo | (
+        np.array([_SPECIAL_RE.search(t) is not None for t in texts], bool) if add_special_tokens else False
+    )
     if not redo.any(): return enc
     idx = np.flatnonzero(redo).tolist()
-    fixed = self._encode_texts([texts[i] for i in idx], add_special_tokens, 1, None if text_seeds is None else [text_seeds[i] for i in idx])
+    fixed = self._encode_texts(
+        [texts[i] for i in idx], add_special_tokens, 1, None if text_seeds is None else [text_seeds[i] for i in idx]
+    )
     return enc.replace_rows(idx, fixed)
 
 @patch
 def _encode_chunk(self: Factorizer, texts: list[str], add_special_tokens: bool, num_workers: int) -> Encodings:
-    "One chunk of `encode_batch`: whole texts through the compiled kernel (the Python path where the search is not compiled)."
+    """One chunk of `encode_batch`: whole texts through the compiled kernel (the Python path where the search is not
+    compiled)."""
     if not self.compiled: return Tokenizer._encode_chunk(self, texts, add_special_tokens, num_workers)
     return self._row_encodings(texts, add_special_tokens, num_workers, self._text_seeds(len(texts)))
 
 @patch
 def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Encoding:
-    "Tokens of `text` (see `Tokenizer.encode`): a cached word at once, anything else through the compiled kernel on this thread."
-    if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch for a list of texts")
+    """Tokens of `text` (see `Tokenizer.encode`): a cached word at once, anything else through the compiled kernel on
+    this thread."""
+    if not isinstance(text, str):
+        raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch for a list of texts")
     if not self.compiled: return Tokenizer.encode(self, text, add_special_tokens)
     cached = not self.samples and not add_special_tokens and self.cache_chars > 0
     if cached:
@@ -210,17 +275,26 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
         hit = self._word_cache.entries.get(text)
         if hit is not None:
             self._word_cache.entries.move_to_end(text)
-            return Encoding._trusted([t[1] for t in hit], [t[0] for t in hit], [(t[2], t[3]) for t in hit], [0] * len(hit), [t[4] for t in hit])
+            return Encoding._trusted(
+                [t[1] for t in hit],
+                [t[0] for t in hit],
+                [(t[2], t[3]) for t in hit],
+                [0] * len(hit),
+                [t[4] for t in hit],
+            )
     seeds = [self.rng.getrandbits(64)] if self.samples else None
-    out, scores, redo = fast_search.encode_text(self.vocab.trie, text, self.alpha_split, self.sigma_sample, seeds[0] if seeds else 0,
-                                                add_special_tokens)
-    if redo or (add_special_tokens and _SPECIAL_RE.search(text)): return self._encode_texts([text], add_special_tokens, 1, seeds)[0]
+    out, scores, redo = fast_search.encode_text(
+        self.vocab.trie, text, self.alpha_split, self.sigma_sample, seeds[0] if seeds else 0, add_special_tokens
+    )
+    if redo or (add_special_tokens and _SPECIAL_RE.search(text)):
+        return self._encode_texts([text], add_special_tokens, 1, seeds)[0]
     r, g, b, starts, ends, word_ids, entries = out.tolist()
-    try: tokens = list(map(self._entry_tokens.__getitem__, entries))            # every token spelled before: no Python loop
+    try: tokens = list(map(self._entry_tokens.__getitem__, entries))  # every token spelled before: no Python loop
     except (KeyError, AttributeError): tokens = [self._entry_token(e) for e in entries]
     if add_special_tokens: word_ids = [None if w < 0 else w for w in word_ids]
     enc = Encoding._trusted(list(zip(r, g, b)), tokens, list(zip(starts, ends)), word_ids, scores.tolist())
-    if cached and word_ids and word_ids[-1] == 0 and starts[0] == 0 and ends[-1] == len(text):      # a single word, no space: cache it
+    # a single word, no space: cache it
+    if cached and word_ids and word_ids[-1] == 0 and starts[0] == 0 and ends[-1] == len(text):
         self._word_cache.get(text, lambda _: tuple(zip(enc.tokens, enc.ids, starts, ends, enc.scores)))
     return enc
 Factorizer.__call__ = Factorizer.encode
@@ -232,7 +306,8 @@ def encode_ids_batch(self: Factorizer, texts: Sequence[str], num_workers: int = 
     if not self.compiled or isinstance(texts, str): return Tokenizer.encode_ids_batch(self, texts, num_workers)
     import numpy as np
     texts = list(texts)
-    if not all(isinstance(t, str) for t in texts): return Tokenizer.encode_ids_batch(self, texts, num_workers)   # its TypeError
+    # its TypeError
+    if not all(isinstance(t, str) for t in texts): return Tokenizer.encode_ids_batch(self, texts, num_workers)
     if not texts: return []
     per_text = [t.split() for t in texts]
     if self.samples:                                       # every occurrence is its own draw
@@ -242,14 +317,17 @@ def encode_ids_batch(self: Factorizer, texts: Sequence[str], num_workers: int = 
         occ = range(len(uniq))
     else:
         index = {}
-        occ = [index.setdefault(w, len(index)) for ws in per_text for w in ws]          # each distinct word is split once
+        occ = [index.setdefault(w, len(index)) for ws in per_text for w in ws]  # each distinct word is split once
         uniq, seeds = list(index), None
     s, _ = self._compiled_splits(uniq, seeds, num_workers)
-    table = np.stack(flat_to_triplet(self.vocab.trie.flat[s.ents]), 1).astype(np.int64)   # [bytes, 3]: piece q of word u at offs[u] + q
+    # [bytes, 3]: piece q of word u at offs[u] + q
+    table = np.stack(flat_to_triplet(self.vocab.trie.flat[s.ents]), 1).astype(np.int64)
     start, count = s.offs[:-1].copy(), s.counts.copy()
-    extra = []                                           # words the compiled search cannot split: the reference's [UNK] policy
+    extra = []  # words the compiled search cannot split: the reference's [UNK] policy
     for u in np.flatnonzero(count < 0).tolist():
-        ids = np.asarray([t[1] for t in self._split_word(uniq[u], seeds[u] if seeds is not None else None)], np.int64).reshape(-1, 3)
+        ids = np.asarray(
+            [t[1] for t in self._split_word(uniq[u], seeds[u] if seeds is not None else None)], np.int64
+        ).reshape(-1, 3)
         start[u], count[u] = len(table) + sum(map(len, extra)), len(ids); extra.append(ids)
     if extra: table = np.concatenate([table, *extra])
     occ = np.asarray(occ, np.int64)
@@ -262,7 +340,8 @@ def encode_ids_batch(self: Factorizer, texts: Sequence[str], num_workers: int = 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #060ce45c
 @patch
 def split_graph(self: Factorizer, word: str) -> list[dict]:
-    "Every edge of the word's split graph: byte span (i, j), subword, triplet, log p, score, and whether the optimal split takes it."
+    """Every edge of the word's split graph: byte span (i, j), subword, triplet, log p, score, and whether the optimal
+    split takes it."""
     raw = marked_bytes(word)
     key, rules = escape_bytes(raw), _mark_constraints(len(raw), BOW in word or EOW in word)
     best = {(a, b) for a, b, *_ in shortest_split(self.vocab, key, self.alpha_split, **rules) or []}
@@ -274,8 +353,17 @@ def split_graph(self: Factorizer, word: str) -> list[dict]:
             if j in blocked or (ok and not ok(i, p)): continue
             logp, triplet = self.vocab.entries[p]
             reach.add(j)
-            out.append(dict(i=i, j=j, subword=bytes_subword(raw[i:j]), triplet=triplet, logp=logp, score=self.alpha_split - logp,
-                            optimal=(i, j) in best))
+            out.append(
+                dict(
+                    i=i,
+                    j=j,
+                    subword=bytes_subword(raw[i:j]),
+                    triplet=triplet,
+                    logp=logp,
+                    score=self.alpha_split - logp,
+                    optimal=(i, j) in best,
+                )
+            )
     return out
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #239d49ae
@@ -323,8 +411,11 @@ def lossless(self: Factorizer) -> bool:
 
 @patch
 def emitted_ids(self: Factorizer) -> np.ndarray:
-    "The vocabulary's triplets and `[UNK]`'s, [S, 3]: the only triplets a text can get, out of the 256³ a model's three softmaxes cover."
-    return np.concatenate([np.stack(flat_to_triplet(self.vocab.trie.flat.astype(np.int64)), 1), np.array([UNK_ID], np.int64)])
+    """The vocabulary's triplets and `[UNK]`'s, [S, 3]: the only triplets a text can get, out of the 256³ a model's
+    three softmaxes cover."""
+    return np.concatenate(
+        [np.stack(flat_to_triplet(self.vocab.trie.flat.astype(np.int64)), 1), np.array([UNK_ID], np.int64)]
+    )
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #153a72ce
 @patch
@@ -339,7 +430,9 @@ def decode_ids(self: Factorizer, ids: Sequence) -> str: return self.decode(ids)
 @patch
 def config(self: Factorizer) -> dict:
     "The tokenizer's settings (the vocabulary travels in the same file)."
-    return dict(alpha_split=self.alpha_split, sigma_sample=self.sigma_sample, seed=self.seed, unk=self.unk, name=self.name)
+    return dict(
+        alpha_split=self.alpha_split, sigma_sample=self.sigma_sample, seed=self.seed, unk=self.unk, name=self.name
+    )
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #9e110df1
 @patch

@@ -31,15 +31,22 @@ __all__ = ['log', 'LOG_COLUMNS', 'WordSampler', 'ASAM', 'VQConfig', 'model_from_
 class WordSampler:
     "Draws batches of (sub)word token sequences and their loss weights from a word-frequency list."
     def __init__(self, counts: Sequence[tuple[str, int]], max_bytes: int = MAX_BYTES):
-        kept = [(w, c) for w, c in counts if w and c > 0 and len(w.encode("utf-8", "surrogatepass")) <= max_bytes and "\x00" not in w]
+        kept = [
+            (w, c)
+            for w, c in counts
+            if w and c > 0 and len(w.encode("utf-8", "surrogatepass")) <= max_bytes and "\x00" not in w
+        ]
         if not kept: raise ValueError("no usable words (non-empty, count > 0, at most max_bytes bytes)")
         self.words = [w for w, _ in kept]
         seqs = [word_tokens(w) for w in self.words]
         self.lengths = torch.tensor([len(t) for t in seqs])                                 # [N]
-        flat = torch.tensor([x for t in seqs for x in t], dtype=torch.int16)                # every word's tokens, one after another
+        flat = torch.tensor([x for t in seqs for x in t], dtype=torch.int16)  # every word's tokens, one after another
         starts = torch.repeat_interleave(self.lengths.cumsum(0) - self.lengths, self.lengths)
-        self.tokens = torch.full((len(seqs), int(self.lengths.max())), PAD_TOKEN, dtype=torch.int16)   # [N, Tmax], PAD after the word
-        self.tokens[torch.repeat_interleave(torch.arange(len(seqs)), self.lengths), torch.arange(len(flat)) - starts] = flat
+        # [N, Tmax], PAD after the word
+        self.tokens = torch.full((len(seqs), int(self.lengths.max())), PAD_TOKEN, dtype=torch.int16)
+        self.tokens[
+            torch.repeat_interleave(torch.arange(len(seqs)), self.lengths), torch.arange(len(flat)) - starts
+        ] = flat
         f = torch.tensor([float(c) for _, c in kept], dtype=torch.float64)
         self.log_f = torch.log1p(f)                                   # loss weight log(f + 1)
         self.p_sample = (f / self.log_f) / (f / self.log_f).sum()
@@ -76,7 +83,8 @@ class WordSampler:
 
 # %% ../../nbs/factorizer/11_training.ipynb #bbc52080
 class ASAM:
-    "Adaptive SAM: `ascent()` perturbs the weights towards higher loss, `restore()` undoes it before the base optimizer steps."
+    """Adaptive SAM: `ascent()` perturbs the weights towards higher loss, `restore()` undoes it before the base
+    optimizer steps."""
     def __init__(self, params, rho: float = 0.2, eta: float = 0.01):
         self.params, self.rho, self.eta, self._eps = [p for p in params if p.requires_grad], rho, eta, ()
 
@@ -120,7 +128,7 @@ class VQConfig:
     beta: float; codebook_ema: float; weight_ema: float; cmin: float; grad_clip: float
     top_words: int; checkpoint_every: int
     length_buckets: int                                     # a batch runs as this many length-sorted chunks (same loss)
-    asam_every: int                                         # ASAM's second pass on every k-th step (1: every step, as the paper; 0: never)
+    asam_every: int  # ASAM's second pass on every k-th step (1: every step, as the paper; 0: never)
 
     @staticmethod
     def key(name: str) -> str:
@@ -141,17 +149,26 @@ def to_settings(self: VQConfig) -> dict:
 # %% ../../nbs/factorizer/11_training.ipynb #aaf3f550
 def model_from_config(cfg: VQConfig) -> FactorizerVQVAE:
     "A VQ-VAE with the sizes of a config (Table 5 for the `paper` profile)."
-    return FactorizerVQVAE(hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads, intermediate=cfg.ff_intermediate,
-                           dropout=cfg.dropout, attention_dropout=cfg.attention_dropout, layer_norm_eps=cfg.layer_norm_eps,
-                           codebook_ema=cfg.codebook_ema, c_min=cfg.cmin)
+    return FactorizerVQVAE(
+        hidden=cfg.hidden,
+        layers=cfg.layers,
+        heads=cfg.heads,
+        intermediate=cfg.ff_intermediate,
+        dropout=cfg.dropout,
+        attention_dropout=cfg.attention_dropout,
+        layer_norm_eps=cfg.layer_norm_eps,
+        codebook_ema=cfg.codebook_ema,
+        c_min=cfg.cmin,
+    )
 
 # %% ../../nbs/factorizer/11_training.ipynb #a1622104
 def vq_training_flops(cfg: VQConfig, mean_tokens: float) -> float:
-    "Training FLOPs of a run: `cfg.steps` steps of `cfg.batch_size` sequences of `mean_tokens` tokens (forward + backward = 3 forwards; ASAM's extra pass counted)."
+    """Training FLOPs of a run: `cfg.steps` steps of `cfg.batch_size` sequences of `mean_tokens` tokens (forward +
+    backward = 3 forwards; ASAM's extra pass counted)."""
     L, d, f = NUM_CODEBOOKS + mean_tokens, cfg.hidden, cfg.ff_intermediate
     per_layer = L * (2 * (4 * d * d + 3 * d * f) + 4 * L * d)                     # one sequence, one layer, forward
-    forward = 2 * cfg.layers * per_layer + L * 2 * d * NUM_TOKENS                  # encoder + decoder layers, the decoder's head
-    passes = 1 + (1 / cfg.asam_every if cfg.asam_every > 0 else 0)               # ASAM: one more forward-backward on every k-th step
+    forward = 2 * cfg.layers * per_layer + L * 2 * d * NUM_TOKENS  # encoder + decoder layers, the decoder's head
+    passes = 1 + (1 / cfg.asam_every if cfg.asam_every > 0 else 0)  # ASAM: one more forward-backward on every k-th step
     return 3 * forward * passes * cfg.batch_size * cfg.steps
 
 def mean_sample_tokens(sampler: WordSampler, n: int = 20_000, seed: int = 0) -> float:
@@ -173,7 +190,9 @@ def make_optimizer(model: torch.nn.Module, cfg: VQConfig, fused: bool = False):
     "AdamW (`fused`: one kernel for all parameters), its warm-up + cosine `LambdaLR` schedule, and ASAM over them."
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr_initial, betas=(cfg.adam_beta1, cfg.adam_beta2),
                             eps=cfg.adam_eps, weight_decay=cfg.weight_decay, **(dict(fused=True) if fused else {}))
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(cfg.steps, cfg.warmup_steps, cfg.lr_initial, cfg.lr_final))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, _lr_lambda(cfg.steps, cfg.warmup_steps, cfg.lr_initial, cfg.lr_final)
+    )
     return opt, sched, ASAM(model.parameters(), rho=cfg.asam_rho)
 
 # %% ../../nbs/factorizer/11_training.ipynb #267c81eb
@@ -210,18 +229,21 @@ def new_state(cfg: VQConfig, device: str | torch.device = "cpu") -> TrainState:
 # %% ../../nbs/factorizer/11_training.ipynb #547eb4d3
 def _weighted_loss(net: torch.nn.Module, tokens: torch.Tensor, weights: torch.Tensor, beta: float,
                    total: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
-    "Loss of tokens [B, T] with word weights [B]: NLL + β · commitment weighted by `weights / total` (total: their sum)."
+    """Loss of tokens [B, T] with word weights [B]: NLL + β · commitment weighted by `weights / total` (total: their
+    sum)."""
     dev = tokens.device
     with torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=dev.type == "cuda"): out = net(tokens)
-    loss = (weights * (out["nll"] + beta * out["commit"])).sum() / (weights.sum() if total is None else total)   # scalar
+    loss = (weights * (out["nll"] + beta * out["commit"])).sum() / (weights.sum() if total is None else total)  # scalar
     return loss, out
 
 # %% ../../nbs/factorizer/11_training.ipynb #3f210a7a
 def _accumulate_grad(net: torch.nn.Module, tokens: torch.Tensor, weights: torch.Tensor, beta: float,
                      buckets: int = 1, lengths: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
-    "Backward of the batch loss, run as `buckets` length-sorted chunks cut to their own width; (loss [], outputs in batch order). `lengths` [B]: on the host, if known."
+    """Backward of the batch loss, run as `buckets` length-sorted chunks cut to their own width; (loss [], outputs in
+    batch order). `lengths` [B]: on the host, if known."""
     device = next(net.parameters()).device
-    lengths = (tokens != PAD_TOKEN).sum(1).cpu() if lengths is None else lengths     # [B]: chunk widths read on the host, no device sync
+    # [B]: chunk widths read on the host, no device sync
+    lengths = (tokens != PAD_TOKEN).sum(1).cpu() if lengths is None else lengths
     order = lengths.argsort(stable=True) if buckets > 1 else torch.arange(len(lengths))
     widths = [int(lengths[part].max()) for part in order.chunk(max(1, buckets))]
     tokens, weights, order = tokens.to(device), weights.to(device), order.to(device)
@@ -248,7 +270,8 @@ def _gather(t: torch.Tensor) -> torch.Tensor:
 # %% ../../nbs/factorizer/11_training.ipynb #27184438
 def _perplexity(idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     "Mean codebook perplexity and share of codes used in a batch of indices [B, 3], as scalars on the indices' device."
-    p = torch.stack([torch.bincount(idx[:, k], minlength=CODEBOOK_SIZE) for k in range(idx.shape[1])]).double()   # [3, K]
+    # [3, K]
+    p = torch.stack([torch.bincount(idx[:, k], minlength=CODEBOOK_SIZE) for k in range(idx.shape[1])]).double()
     p = p / p.sum(1, keepdim=True)
     return torch.exp(-torch.special.xlogy(p, p).sum(1)).mean(), (p > 0).float().mean()
 
@@ -294,13 +317,31 @@ def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.n
     torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
     st.opt.step(); st.sched.step(); st.opt.zero_grad(set_to_none=True)
     revived, all_idx = after_update(st, cfg, out)                                              # [B · world, 3]
-    stats = torch.stack([loss.double(), out["nll"].detach().float().mean().double(), out["commit"].detach().float().mean().double(), *_perplexity(all_idx)])
-    loss, recon, commit, ppl, usage = stats.tolist()                                           # one host transfer for the statistics
-    return dict(loss=loss, recon=recon, commit=commit, perplexity=ppl, usage=usage, revived=revived, lr=st.sched.get_last_lr()[0], indices=all_idx)
+    stats = torch.stack(
+        [
+            loss.double(),
+            out["nll"].detach().float().mean().double(),
+            out["commit"].detach().float().mean().double(),
+            *_perplexity(all_idx),
+        ]
+    )
+    loss, recon, commit, ppl, usage = stats.tolist()  # one host transfer for the statistics
+    return dict(
+        loss=loss,
+        recon=recon,
+        commit=commit,
+        perplexity=ppl,
+        usage=usage,
+        revived=revived,
+        lr=st.sched.get_last_lr()[0],
+        indices=all_idx,
+    )
 
 
 # %% ../../nbs/factorizer/11_training.ipynb #fab42f2d
-def merge_prior(prior: tuple[torch.Tensor, torch.Tensor], new_ids: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+def merge_prior(
+    prior: tuple[torch.Tensor, torch.Tensor], new_ids: list[torch.Tensor]
+) -> tuple[torch.Tensor, torch.Tensor]:
     "Add observed flat triplet ids (r·65536 + g·256 + b) to sorted (ids, counts)."
     if not new_ids: return prior
     new = torch.cat(new_ids).cpu()                      # one read of the device per checkpoint when they live there
@@ -333,27 +374,41 @@ def save_state(path: Path, st: TrainState, cfg: VQConfig, fingerprint: dict | No
 
 # %% ../../nbs/factorizer/11_training.ipynb #98c672b0
 def run_fingerprint(cfg: VQConfig, counts: Sequence[tuple[str, int]], **provenance) -> dict:
-    "Everything that determines a run's result: settings and seed, the sha256 of the word list, the number of processes, and `provenance` (language, data files)."
+    """Everything that determines a run's result: settings and seed, the sha256 of the word list, the number of
+    processes, and `provenance` (language, data files)."""
     h = hashlib.sha256()
     for w, c in counts: h.update(f"{w}\t{c}\n".encode("utf-8", "surrogatepass"))
-    return dict(settings=cfg.to_settings(), words_sha256=h.hexdigest(), n_words=len(counts), world_size=_world()[1], **provenance)
+    return dict(
+        settings=cfg.to_settings(),
+        words_sha256=h.hexdigest(),
+        n_words=len(counts),
+        world_size=_world()[1],
+        **provenance,
+    )
 
 # %% ../../nbs/factorizer/11_training.ipynb #bada05f8
 def restore_state(path: Path, st: TrainState, fingerprint: dict | None = None) -> TrainState:
-    "Load a checkpoint into `st`: weights, EMA, optimizer, schedule, prior, step and this process's RNG states; refuse another run's."
+    """Load a checkpoint into `st`: weights, EMA, optimizer, schedule, prior, step and this process's RNG states; refuse
+    another run's."""
     rank, _ = _world()
     ck = load_checkpoint(path)
     if ck["config"] != st.model.config:
-        raise ValueError(f"{path} holds a model of another shape ({ck['config']}); the settings ask for {st.model.config}. "
-                         f"Use another output directory or delete the checkpoint.")
+        raise ValueError(
+            f"{path} holds a model of another shape ({ck['config']}); the settings ask for {st.model.config}. "
+            f"Use another output directory or delete the checkpoint."
+        )
     if fingerprint is not None and ck.get("fingerprint") != fingerprint:
         theirs = ck.get("fingerprint") or {}
         diff = sorted(k for k in set(theirs) | set(fingerprint) if theirs.get(k) != fingerprint.get(k))
         diff = [f"{k}.{s}" for k in diff for s in sorted(set(theirs.get(k, {})) | set(fingerprint.get(k, {})))
                 if theirs.get(k, {}).get(s) != fingerprint.get(k, {}).get(s)] if diff == ["settings"] else diff
-        raise ValueError(f"{path} belongs to another run (it differs in {', '.join(diff) if theirs else 'everything: it has no fingerprint'}); "
-                         f"use another output directory or delete the checkpoint to start over.")
-    st.model.load_state_dict(ck["model"]); st.opt.load_state_dict(ck["optimizer"]); st.sched.load_state_dict(ck["scheduler"])
+        raise ValueError(
+            f"{path} belongs to another run (it differs in {', '.join(diff) if theirs else 'everything: it has no fingerprint'}); "
+            f"use another output directory or delete the checkpoint to start over."
+        )
+    st.model.load_state_dict(ck["model"])
+    st.opt.load_state_dict(ck["optimizer"])
+    st.sched.load_state_dict(ck["scheduler"])
     device = next(st.model.parameters()).device
     st.ema = {n: t.to(device) for n, t in ck["ema"].items()}
     st.prior, st.pending, st.step = ck["prior"], [], ck["step"]
@@ -365,7 +420,8 @@ def restore_state(path: Path, st: TrainState, fingerprint: dict | None = None) -
 
 # %% ../../nbs/factorizer/11_training.ipynb #b579a408
 def _truncate_log(path: Path, step: int, columns: Sequence[str]):
-    "Rewrite the log as one header and the complete rows of steps 1..`step` (the checkpoint we resume from; 0: no checkpoint)."
+    """Rewrite the log as one header and the complete rows of steps 1..`step` (the checkpoint we resume from; 0: no
+    checkpoint)."""
     rows = list(csv.reader(open(path, newline=""))) if path.exists() else []
     keep = {int(r[0]): r for r in rows if len(r) == len(columns) and r[0].isdigit() and 0 < int(r[0]) <= step}
     def write(tmp: Path):
@@ -377,8 +433,16 @@ LOG_COLUMNS = ["step", "loss", "recon_nll", "commit", "perplexity", "usage", "re
 
 def _log_row(step: int, s: dict) -> list:
     "The `train_log.csv` row (`LOG_COLUMNS`) of a step's statistics."
-    return [step, f"{s['loss']:.5f}", f"{s['recon']:.5f}", f"{s['commit']:.5f}", f"{s['perplexity']:.2f}", f"{s['usage']:.4f}",
-            s["revived"], f"{s['lr']:.3g}"]
+    return [
+        step,
+        f"{s['loss']:.5f}",
+        f"{s['recon']:.5f}",
+        f"{s['commit']:.5f}",
+        f"{s['perplexity']:.2f}",
+        f"{s['usage']:.4f}",
+        s["revived"],
+        f"{s['lr']:.3g}",
+    ]
 
 # %% ../../nbs/factorizer/11_training.ipynb #d4dd55c8
 def _check_same_weights(model: torch.nn.Module):
@@ -387,7 +451,8 @@ def _check_same_weights(model: torch.nn.Module):
     if world == 1: return
     cs = torch.stack([t.detach().double().sum() for t in model.state_dict().values()]).sum().reshape(1)
     all_cs = [torch.empty_like(cs) for _ in range(world)]; dist.all_gather(all_cs, cs)
-    if not all(torch.equal(all_cs[0], c) for c in all_cs): raise RuntimeError(f"processes ended with different weights: {all_cs}")
+    if not all(torch.equal(all_cs[0], c) for c in all_cs):
+        raise RuntimeError(f"processes ended with different weights: {all_cs}")
 
 # %% ../../nbs/factorizer/11_training.ipynb #248cf97c
 class Stepper:
@@ -400,8 +465,17 @@ class Stepper:
         rows, self.rows = self.rows, []
         return rows
 
-def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, cfg: VQConfig | dict, device: str | torch.device = "cpu",
-          stop_after: int | None = None, progress: bool = True, provenance: dict | None = None, fast=None) -> Path:
+
+def train(
+    counts: Sequence[tuple[str, int]],
+    out_dir: str | Path,
+    cfg: VQConfig | dict,
+    device: str | torch.device = "cpu",
+    stop_after: int | None = None,
+    progress: bool = True,
+    provenance: dict | None = None,
+    fast=None,
+) -> Path:
     "Train (or resume, under the same fingerprint) a VQ-VAE on a word list (`fast`: a `FastPath`); its checkpoint."
     if isinstance(cfg, dict): cfg = VQConfig.from_settings(cfg)            # a merged settings dict
     out_dir, device, (rank, world) = Path(out_dir), torch.device(device), _world()
@@ -414,7 +488,7 @@ def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, cfg: VQConfig 
     if ckpt_path.exists():
         restore_state(ckpt_path, st, fp)
         log.info("resumed from %s at step %d", ckpt_path, st.step)
-    if rank == 0: _truncate_log(log_path, st.step, LOG_COLUMNS)          # a run killed before its first checkpoint leaves rows
+    if rank == 0: _truncate_log(log_path, st.step, LOG_COLUMNS)  # a run killed before its first checkpoint leaves rows
     net = DistributedDataParallel(st.model, broadcast_buffers=False) if world > 1 else st.model
     end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
     bar = tqdm(total=cfg.steps, initial=st.step, disable=not progress or rank != 0, desc="vq-vae", unit="step")
@@ -455,8 +529,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         S = load_settings(a.lang, a.profile)
         cfg = VQConfig.from_settings(S)
-        path = train(training_counts(WordList.from_settings(S), top_n=cfg.top_words), a.out, cfg, device, provenance=dict(lang=a.lang, profile=a.profile))
-    except (KeyError, ValueError, DataError) as e:                  # unknown language or profile, another run's checkpoint, missing data
+        path = train(
+            training_counts(WordList.from_settings(S), top_n=cfg.top_words),
+            a.out,
+            cfg,
+            device,
+            provenance=dict(lang=a.lang, profile=a.profile),
+        )
+    # unknown language or profile, another run's checkpoint, missing data
+    except (KeyError, ValueError, DataError) as e:
         raise SystemExit(f"training: {e.args[0] if isinstance(e, KeyError) and e.args else e}") from None
     finally:
         if world > 1: dist.destroy_process_group()

@@ -28,7 +28,7 @@ RECORD_FORMAT = "<dBBB"          # ours: float64 log p, then r, g, b
 AUTHORS_RECORD_FORMAT = "fBBB"   # authors' v1.0.0 files: float32 score, then r, g, b
 PAYLOAD_SEPARATOR = b"\xff"      # never occurs in valid UTF-8
 
-NUL_KEY = "\u0100"                # a DAWG key cannot hold NUL; this character stands for byte 0x00 (outside every other escape)
+NUL_KEY = "\u0100"  # a DAWG key cannot hold NUL; this character stands for byte 0x00 (outside every other escape)
 
 def _escape_char(b: int) -> str:
     if b == 0: return NUL_KEY
@@ -76,13 +76,17 @@ def flat_to_triplet(i):
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #a95c3363
 def _check_item(subword, triplet, logp) -> tuple[str, tuple[int, int, int], float]:
-    if not isinstance(subword, str) or not subword: raise ValueError(f"subword must be a non-empty str, got {subword!r}")
+    if not isinstance(subword, str) or not subword:
+        raise ValueError(f"subword must be a non-empty str, got {subword!r}")
     try: t = tuple(int(i) for i in triplet)
     except TypeError: raise ValueError(f"triplet of {subword!r} must be 3 integers, got {triplet!r}") from None
     if len(t) != NUM_CODEBOOKS or not all(0 <= i < CODEBOOK_SIZE for i in t):
-        raise ValueError(f"triplet of {subword!r} must be {NUM_CODEBOOKS} integers in [0, {CODEBOOK_SIZE}), got {triplet!r}")
+        raise ValueError(
+            f"triplet of {subword!r} must be {NUM_CODEBOOKS} integers in [0, {CODEBOOK_SIZE}), got {triplet!r}"
+        )
     logp = float(logp)
-    if not (math.isfinite(logp) and logp <= 0.0): raise ValueError(f"log p of {subword!r} must be finite and <= 0, got {logp}")
+    if not (math.isfinite(logp) and logp <= 0.0):
+        raise ValueError(f"log p of {subword!r} must be finite and <= 0, got {logp}")
     return subword, t, logp
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #63c0b2eb
@@ -94,8 +98,12 @@ class Vocabulary:
             sw, t, lp = _check_item(*item)
             key = escape_bytes(subword_bytes(sw))
             if key not in best or lp > best[key][0]: best[key] = (lp, t)
-        d = dawg.RecordDAWG(RECORD_FORMAT, ((k, (lp, *t)) for k, (lp, t) in best.items()), payload_separator=PAYLOAD_SEPARATOR)
-        self._attach(d, meta, len(best), max(map(len, best), default=0), max((lp for lp, _ in best.values()), default=0.0))
+        d = dawg.RecordDAWG(
+            RECORD_FORMAT, ((k, (lp, *t)) for k, (lp, t) in best.items()), payload_separator=PAYLOAD_SEPARATOR
+        )
+        self._attach(
+            d, meta, len(best), max(map(len, best), default=0), max((lp for lp, _ in best.values()), default=0.0)
+        )
 
     def _attach(self, d, meta, size: int, max_len: int, max_logp: float):
         self.dawg, self.meta, self._size = d, dict(meta or {}), size
@@ -104,7 +112,8 @@ class Vocabulary:
 
     @property
     def entries(self) -> dict[str, tuple[float, tuple[int, int, int]]]:
-        "Escaped key -> (log p, triplet): a Python view of the DAWG, built on first use (for the reference search and small tools)."
+        """Escaped key -> (log p, triplet): a Python view of the DAWG, built on first use (for the reference search and
+        small tools)."""
         if self._entries is None: self._entries = {k: (r[0], tuple(r[1:])) for k, r in self.dawg.iteritems()}
         return self._entries
 
@@ -112,12 +121,15 @@ class Vocabulary:
     def trie(self):
         "The vocabulary flattened into `fast_search.Trie` arrays for the compiled search, built on first use."
         if self._trie is None:
-            from factorizer_nb.factorizer.fast_search import vocab_trie    # the compiled search reads this module: imported on use
+            # the compiled search reads this module: imported on use
+            from factorizer_nb.factorizer.fast_search import vocab_trie
             self._trie = vocab_trie(self)
         return self._trie
 
     def __len__(self): return self._size
-    def __contains__(self, subword): return isinstance(subword, str) and escape_bytes(subword_bytes(subword)) in self.dawg
+    def __contains__(self, subword):
+        return isinstance(subword, str) and escape_bytes(subword_bytes(subword)) in self.dawg
+
     def __getitem__(self, subword: str) -> tuple[tuple[int, int, int], float]:
         recs = self.dawg.get(escape_bytes(subword_bytes(subword)))
         if not recs: raise KeyError(subword)
@@ -144,8 +156,16 @@ class Vocabulary:
 # %% ../../nbs/factorizer/06_vocab.ipynb #c5ee0fbe
 @patch
 def __getstate__(self: Vocabulary) -> dict:
-    "Pickle the DAWG's bytes, meta and the compiled search's arrays if built (so vocabularies and tokenizers go to worker processes)."
-    return dict(dawg=self.dawg.tobytes(), meta=self.meta, size=self._size, max_len=self.max_len, max_logp=self.max_logp, trie=self._trie)
+    """Pickle the DAWG's bytes, meta and the compiled search's arrays if built (so vocabularies and tokenizers go to
+    worker processes)."""
+    return dict(
+        dawg=self.dawg.tobytes(),
+        meta=self.meta,
+        size=self._size,
+        max_len=self.max_len,
+        max_logp=self.max_logp,
+        trie=self._trie,
+    )
 
 @patch
 def __setstate__(self: Vocabulary, state: dict):
@@ -155,7 +175,8 @@ def __setstate__(self: Vocabulary, state: dict):
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #3891a341
 def byte_complete(vocab: Vocabulary, logp: float = -20.0) -> Vocabulary:
-    "`vocab` plus both word marks and each single byte it lacks, at log p `logp` and triplets it does not use (counting down from the last)."
+    """`vocab` plus both word marks and each single byte it lacks, at log p `logp` and triplets it does not use
+    (counting down from the last)."""
     used = {t for _, t, _ in vocab.items()}
     free = (t for f in range(CODEBOOK_SIZE ** NUM_CODEBOOKS - 1, -1, -1) if (t := flat_to_triplet(f)) not in used)
     missing = [s for s in [BOW, EOW] + [bytes_subword(bytes([b])) for b in range(256)] if s not in vocab]
@@ -165,33 +186,49 @@ def byte_complete(vocab: Vocabulary, logp: float = -20.0) -> Vocabulary:
 class VocabularyFormatError(ValueError):
     "A file that is neither a factorizer-nb vocabulary nor an authors' `fBBB` DAWG, or one that is corrupt."
 
-DAWG_UNIT_BYTES = 4     # a dawgdic unit; no record of a real vocabulary takes less, so a body of n bytes holds at most n // 4 records
+# a dawgdic unit; no record of a real vocabulary takes less, so a body of n bytes holds at most n // 4 records
+DAWG_UNIT_BYTES = 4
 
 @patch
 def save(self: Vocabulary, path: str | Path, meta: dict | None = None) -> Path:
-    "Write the vocabulary in the factorizer-nb format (magic, JSON header with `meta` or the vocabulary's own and the body's sha256, DAWG bytes)."
+    """Write the vocabulary in the factorizer-nb format (magic, JSON header with `meta` or the vocabulary's own and the
+    body's sha256, DAWG bytes)."""
     body = self.dawg.tobytes()
-    header = dict(format_version=FORMAT_VERSION, record_format=RECORD_FORMAT, size=len(self), sha256=hashlib.sha256(body).hexdigest(),
-                  meta=self.meta if meta is None else meta)
-    return atomic_write(Path(path), lambda t: t.write_bytes(FORMAT_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n" + body))
+    header = dict(
+        format_version=FORMAT_VERSION,
+        record_format=RECORD_FORMAT,
+        size=len(self),
+        sha256=hashlib.sha256(body).hexdigest(),
+        meta=self.meta if meta is None else meta,
+    )
+    return atomic_write(
+        Path(path),
+        lambda t: t.write_bytes(FORMAT_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n" + body),
+    )
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #4011890b
 def _check_layout(body: bytes, path) -> None:
-    "A dawgdic body is `[n][n 4-byte units][m][m 2-byte guide units]` with m = n (m = 0: an empty DAWG has no guide); check the sizes before dawg allocates them."
+    """A dawgdic body is `[n][n 4-byte units][m][m 2-byte guide units]` with m = n (m = 0: an empty DAWG has no guide);
+    check the sizes before dawg allocates them."""
     if len(body) < 8: raise VocabularyFormatError(f"{path}: not a valid DAWG: too short ({len(body)} bytes)")
     n = int.from_bytes(body[:4], "little")
     m = int.from_bytes(body[4 + 4 * n:8 + 4 * n], "little") if 8 + 4 * n <= len(body) else -1
     if m not in (n, 0) or len(body) != 8 + 4 * n + 2 * m:
-        raise VocabularyFormatError(f"{path}: not a valid DAWG: its size fields ({n:,} units, guide {m:,}) do not fit its {len(body):,} bytes "
-                                    "(corrupt, truncated, or not a vocabulary file)")
+        raise VocabularyFormatError(
+            f"{path}: not a valid DAWG: its size fields ({n:,} units, guide {m:,}) do not fit its {len(body):,} bytes "
+            "(corrupt, truncated, or not a vocabulary file)"
+        )
 
 def _records(d, path, body_bytes: int, remember: bool = True):
-    "The DAWG's records, stopping with `VocabularyFormatError` where a corrupt file would loop (a repeated record, or more than it can hold)."
+    """The DAWG's records, stopping with `VocabularyFormatError` where a corrupt file would loop (a repeated record, or
+    more than it can hold)."""
     seen, count, limit = set(), 0, max(1, body_bytes // DAWG_UNIT_BYTES)
     for k, rec in d.iteritems():
         if (remember and (k, rec) in seen) or count >= limit or len(k) > limit:
-            raise VocabularyFormatError(f"{path}: corrupt DAWG (its records repeat or outnumber what {body_bytes:,} bytes can hold)")
-        if remember: seen.add((k, rec))          # without `remember` (a checksum-verified file) only the count bounds the loop
+            raise VocabularyFormatError(
+                f"{path}: corrupt DAWG (its records repeat or outnumber what {body_bytes:,} bytes can hold)"
+            )
+        if remember: seen.add((k, rec))  # without `remember` (a checksum-verified file) only the count bounds the loop
         count += 1
         yield k, rec
 
@@ -213,24 +250,38 @@ pickle.dump(seen, sys.stdout.buffer)
 """
 
 def _isolated_records(body: bytes, fmt: str, path, timeout_s: float | None = None) -> list:
-    "Records of a DAWG without a checksum, parsed in a child process: dawgdic does not bounds-check, so a corrupt file may crash, loop or exhaust memory."
+    """Records of a DAWG without a checksum, parsed in a child process: dawgdic does not bounds-check, so a corrupt file
+    may crash, loop or exhaust memory."""
     limit = max(1, len(body) // DAWG_UNIT_BYTES)
     mem = (1 << 30) + 64 * len(body)                         # address space of the child: 1 GiB + 64x the file
     timeout_s = timeout_s or 30 + len(body) / 1e6            # generous: a 10 MB vocabulary reads in about a second
-    try: r = subprocess.run([sys.executable, "-c", _CHILD_READER, fmt, str(limit), PAYLOAD_SEPARATOR.hex(), str(mem)], input=body,
-                            capture_output=True, timeout=timeout_s)     # no preexec_fn: it is unsafe in a process with threads
-    except subprocess.TimeoutExpired as e: raise VocabularyFormatError(f"{path}: corrupt DAWG (reading it did not end in {timeout_s:.0f} s)") from e
+    try:
+        r = subprocess.run(
+            [sys.executable, "-c", _CHILD_READER, fmt, str(limit), PAYLOAD_SEPARATOR.hex(), str(mem)],
+            input=body,
+            # no preexec_fn: it is unsafe in a process with threads
+            capture_output=True,
+            timeout=timeout_s,
+        )
+    except subprocess.TimeoutExpired as e:
+        raise VocabularyFormatError(f"{path}: corrupt DAWG (reading it did not end in {timeout_s:.0f} s)") from e
     if r.returncode:
-        why = f"the reader was killed by signal {-r.returncode}" if r.returncode < 0 else r.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        why = (
+            f"the reader was killed by signal {-r.returncode}"
+            if r.returncode < 0
+            else r.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        )
         raise VocabularyFormatError(f"{path}: corrupt DAWG ({why})")
     return pickle.loads(r.stdout)                            # written by our own child process above
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #928fbe7d
 def _around_dawg(d, meta: dict, path, body_bytes: int) -> Vocabulary:
-    "A vocabulary around a DAWG from a checksum-verified file, its records checked in one bounded pass; repeated keys are merged by a rebuild."
+    """A vocabulary around a DAWG from a checksum-verified file, its records checked in one bounded pass; repeated keys
+    are merged by a rebuild."""
     size, max_len, max_logp, prev, repeated = 0, 0, -math.inf, None, False
     for k, rec in _records(d, path, body_bytes, remember=False):
-        if not (math.isfinite(rec[0]) and rec[0] <= 0.0): raise VocabularyFormatError(f"{path}: the record of {k!r} has log p {rec[0]}")
+        if not (math.isfinite(rec[0]) and rec[0] <= 0.0):
+            raise VocabularyFormatError(f"{path}: the record of {k!r} has log p {rec[0]}")
         repeated |= k == prev                   # the records of one key are adjacent
         size, max_len, max_logp, prev = size + 1, max(max_len, len(k)), max(max_logp, rec[0]), k
     if repeated: return _from_records(_records(d, path, body_bytes), meta, path)
@@ -248,12 +299,15 @@ def _from_records(records, meta: dict, path) -> Vocabulary:
 def _read_header(data: bytes, path) -> tuple[dict, bytes]:
     "Our header and the DAWG body, checked against the header's sha256 before anything parses the body."
     nl = data.find(b"\n", len(FORMAT_MAGIC))
-    head, body = (data[len(FORMAT_MAGIC):nl], data[nl + 1:]) if nl >= 0 else (data[len(FORMAT_MAGIC):], b"")   # one copy of the body, not two
+    # one copy of the body, not two
+    head, body = (data[len(FORMAT_MAGIC):nl], data[nl + 1:]) if nl >= 0 else (data[len(FORMAT_MAGIC):], b"")
     try: header = json.loads(head)
     except ValueError as e: raise VocabularyFormatError(f"{path}: corrupt header line") from e
     if not isinstance(header, dict) or header.get("format_version") not in (1, FORMAT_VERSION):
         v = header.get("format_version") if isinstance(header, dict) else None
-        raise VocabularyFormatError(f"{path}: format version {v} is not supported (this library reads 1 and {FORMAT_VERSION})")
+        raise VocabularyFormatError(
+            f"{path}: format version {v} is not supported (this library reads 1 and {FORMAT_VERSION})"
+        )
     if header["format_version"] >= 2 and header.get("sha256") != hashlib.sha256(body).hexdigest():
         raise VocabularyFormatError(f"{path}: checksum mismatch: the file is corrupt or truncated")
     if header.get("record_format") not in (RECORD_FORMAT, AUTHORS_RECORD_FORMAT):
@@ -263,13 +317,16 @@ def _read_header(data: bytes, path) -> tuple[dict, bytes]:
 # %% ../../nbs/factorizer/06_vocab.ipynb #8d6686fc
 @patch(cls_method=True)
 def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
-    "Read a vocabulary in the factorizer-nb format (checksum verified) or the authors' released `fBBB` DAWG (parsed in a child process, bounded by its size)."
+    """Read a vocabulary in the factorizer-nb format (checksum verified) or the authors' released `fBBB` DAWG (parsed in
+    a child process, bounded by its size)."""
     path = Path(path)
     if not path.is_file(): raise FileNotFoundError(f"No vocabulary file at {path}")
     data = path.read_bytes()
     if ours := data.startswith(FORMAT_MAGIC):
         header, body = _read_header(data, path)
-        fmt, meta = header.get("record_format"), dict(header.get("meta") or {}, source_format=f"factorizer-nb v{header['format_version']}")
+        fmt, meta = header.get("record_format"), dict(
+            header.get("meta") or {}, source_format=f"factorizer-nb v{header['format_version']}"
+        )
     else: body, fmt, meta = data, AUTHORS_RECORD_FORMAT, dict(source_format="authors fBBB DAWG")
     del data                                                 # a large file is held once, as `body`
     _check_layout(body, path)
@@ -279,20 +336,26 @@ def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
         vocab = _around_dawg(d, meta, path, len(body))
     else: vocab = _from_records(_isolated_records(body, fmt, path), meta, path)
     if ours and len(vocab) != header.get("size"):
-        raise VocabularyFormatError(f"{path}: header says {header.get('size')} subwords, file holds {len(vocab)} (truncated?)")
+        raise VocabularyFormatError(
+            f"{path}: header says {header.get('size')} subwords, file holds {len(vocab)} (truncated?)"
+        )
     return vocab
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #68e4de4c
 TEXT_FORMAT = "factorizer-nb vocabulary text 1"     # the header line's `text_format`
 
 def vocab_to_text(path: str | Path) -> str:
-    "A saved factorizer-nb vocabulary as text that `vocab_from_text` turns back into the same bytes (header line, then `subword<TAB>r g b<TAB>log p`)."
+    """A saved factorizer-nb vocabulary as text that `vocab_from_text` turns back into the same bytes (header line, then
+    `subword<TAB>r g b<TAB>log p`)."""
     path = Path(path)
     data = path.read_bytes()
-    if not data.startswith(FORMAT_MAGIC): raise VocabularyFormatError(f"{path}: only a factorizer-nb vocabulary file has a text form")
+    if not data.startswith(FORMAT_MAGIC):
+        raise VocabularyFormatError(f"{path}: only a factorizer-nb vocabulary file has a text form")
     header, _ = _read_header(data, path)
     if header["format_version"] != FORMAT_VERSION:
-        raise VocabularyFormatError(f"{path}: format version {header['format_version']}; load and save it again (version {FORMAT_VERSION}) first")
+        raise VocabularyFormatError(
+            f"{path}: format version {header['format_version']}; load and save it again (version {FORMAT_VERSION}) first"
+        )
     head = dict(text_format=TEXT_FORMAT, file_sha256=hashlib.sha256(data).hexdigest(), meta=header["meta"])
     rows = (f"{json.dumps(sw)}\t{r} {g} {b}\t{lp!r}" for sw, (r, g, b), lp in Vocabulary.load(path).items())
     return "\n".join([json.dumps(head, ensure_ascii=True), *rows]) + "\n"
@@ -304,26 +367,39 @@ def _text_row(n: int, line: str) -> tuple[str, tuple[int, ...], float]:
     except ValueError as e: raise VocabularyFormatError(f"line {n}: not `subword<TAB>r g b<TAB>log p`: {line[:80]!r}") from e
 
 def vocab_text_header(text: str) -> dict:
-    "The header of a vocabulary's text form (`file_sha256`: the file it rebuilds; `meta`), or a `VocabularyFormatError`."
+    """The header of a vocabulary's text form (`file_sha256`: the file it rebuilds; `meta`), or a
+    `VocabularyFormatError`."""
     first = text.partition("\n")[0]
     try: head = json.loads(first)
     except ValueError: head = None
-    if not isinstance(head, dict) or head.get("text_format") != TEXT_FORMAT or not {"file_sha256", "meta"} <= head.keys():
-        raise VocabularyFormatError(f"not the text form of a vocabulary (its first line should be a {TEXT_FORMAT!r} header): {first[:80]!r}")
+    if (
+        not isinstance(head, dict)
+        or head.get("text_format") != TEXT_FORMAT
+        or not {"file_sha256", "meta"} <= head.keys()
+    ):
+        raise VocabularyFormatError(
+            f"not the text form of a vocabulary (its first line should be a {TEXT_FORMAT!r} header): {first[:80]!r}"
+        )
     return head
 
 def vocab_from_text(text: str, path: str | Path) -> Path:
-    "Write the vocabulary file `vocab_to_text` described to `path`, only if it is the original byte for byte (its sha256)."
+    """Write the vocabulary file `vocab_to_text` described to `path`, only if it is the original byte for byte (its
+    sha256)."""
     path, head, lines = Path(path), vocab_text_header(text), text.split("\n")
     vocab = Vocabulary([_text_row(n, l) for n, l in enumerate(lines[1:], 2) if l])
     def write(t: Path):
         vocab.save(t, meta=head["meta"])
         if (got := hashlib.sha256(t.read_bytes()).hexdigest()) != head["file_sha256"]:
-            raise VocabularyFormatError(f"{path}: the text rebuilds a file with sha256 {got[:12]}…, not the original's {head['file_sha256'][:12]}… (edited or truncated text?)")
+            raise VocabularyFormatError(
+                f"{path}: the text rebuilds a file with sha256 {got[:12]}…, not the original's {head['file_sha256'][:12]}… (edited or truncated text?)"
+            )
     return atomic_write(path, write)
 
 # the pins' "vocab-text" codec (core.pins): a vocabulary file stored as its text form, rebuilt byte for byte
-VOCAB_TEXT_CODEC = (lambda path: vocab_to_text(path).encode("utf-8"), lambda data, path: vocab_from_text(data.decode("utf-8"), path))
+VOCAB_TEXT_CODEC = (
+    lambda path: vocab_to_text(path).encode("utf-8"),
+    lambda data, path: vocab_from_text(data.decode("utf-8"), path),
+)
 
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #3f77b8ad

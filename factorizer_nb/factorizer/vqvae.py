@@ -43,14 +43,26 @@ class GEGLU(nn.Module):
     "Feed-forward layer x -> W2 (a * GELU(b)), [a, b] = W1 x."
     def __init__(self, hidden: int, intermediate: int, dropout: float = 0.1):
         super().__init__()
-        self.w1, self.w2, self.drop = nn.Linear(hidden, 2 * intermediate), nn.Linear(intermediate, hidden), nn.Dropout(dropout)
+        self.w1, self.w2, self.drop = (
+            nn.Linear(hidden, 2 * intermediate),
+            nn.Linear(intermediate, hidden),
+            nn.Dropout(dropout),
+        )
     def forward(self, x):
         a, b = self.w1(x).chunk(2, dim=-1)
         return self.w2(self.drop(a * F.gelu(b)))
 
 class Block(nn.Module):
     "Pre-norm transformer block: self-attention and GEGLU feed-forward, each with a residual."
-    def __init__(self, hidden: int, heads: int, intermediate: int, dropout: float = 0.1, attention_dropout: float = 0.1, eps: float = 1e-5):
+    def __init__(
+        self,
+        hidden: int,
+        heads: int,
+        intermediate: int,
+        dropout: float = 0.1,
+        attention_dropout: float = 0.1,
+        eps: float = 1e-5,
+    ):
         super().__init__()
         self.heads, self.attention_dropout = heads, attention_dropout
         self.norm1, self.norm2 = nn.LayerNorm(hidden, eps=eps), nn.LayerNorm(hidden, eps=eps)
@@ -60,9 +72,10 @@ class Block(nn.Module):
     def forward(self, x, causal: bool = False, key_mask=None, cache=None):
         "x: [B, T, d]; key_mask: [B, T] True = real token; cache: (k, v) of earlier positions. Returns (x, (k, v))."
         B, T, d = x.shape
-        q, k, v = self.qkv(self.norm1(x)).view(B, T, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)  # 3 × [B, h, T, dh]
+        # 3 × [B, h, T, dh]
+        q, k, v = self.qkv(self.norm1(x)).view(B, T, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
         if cache is not None: k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)
-        mask = None if key_mask is None else key_mask[:, None, None, :]                                        # [B, 1, 1, T]
+        mask = None if key_mask is None else key_mask[:, None, None, :]  # [B, 1, 1, T]
         a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal and cache is None and T > 1,
                                            dropout_p=self.attention_dropout if self.training else 0.0)
         x = x + self.drop(self.out(a.transpose(1, 2).reshape(B, T, d)))
@@ -71,7 +84,9 @@ class Block(nn.Module):
 # %% ../../nbs/factorizer/10_vqvae.ipynb #a386c763
 class EMACodebook(nn.Module):
     "One codebook of `codebook_size` vectors, updated as an exponential moving average of its latents."
-    def __init__(self, dim: int, codebook_size: int = CODEBOOK_SIZE, decay: float = 0.96, c_min: float = 0.01, eps: float = 1e-5):
+    def __init__(
+        self, dim: int, codebook_size: int = CODEBOOK_SIZE, decay: float = 0.96, c_min: float = 0.01, eps: float = 1e-5
+    ):
         super().__init__()
         self.decay, self.c_min, self.eps = decay, c_min, eps
         embed = torch.randn(codebook_size, dim) * dim ** -0.5
@@ -116,7 +131,7 @@ def ema_update(self: EMACodebook, e: torch.Tensor, idx: torch.Tensor, generator:
         self.embed.copy_(new); self.embed_sum.copy_(new); self.cluster_size.fill_(1.0); self.initialized.fill_(True)
         self._started = True
         return 0
-    self._started = True                                          # `initialized` never turns back: no device read at later steps
+    self._started = True  # `initialized` never turns back: no device read at later steps
     counts = torch.bincount(idx, minlength=self.embed.shape[0]).float()
     sums = torch.zeros_like(self.embed_sum).index_add_(0, idx, e)
     if distributed: dist.all_reduce(counts); dist.all_reduce(sums)
@@ -141,20 +156,45 @@ def ema_update(self: EMACodebook, e: torch.Tensor, idx: torch.Tensor, generator:
 # %% ../../nbs/factorizer/10_vqvae.ipynb #528823ef
 class FactorizerVQVAE(nn.Module):
     "Transformer encoder, three EMA codebooks, autoregressive transformer decoder."
-    def __init__(self, hidden: int = 256, layers: int = 6, heads: int = 4, intermediate: int = 683, dropout: float = 0.1,
-                 attention_dropout: float = 0.1, layer_norm_eps: float = 1e-5, codebook_ema: float = 0.96, c_min: float = 0.01,
-                 max_tokens: int = MAX_TOKENS):
+    def __init__(
+        self,
+        hidden: int = 256,
+        layers: int = 6,
+        heads: int = 4,
+        intermediate: int = 683,
+        dropout: float = 0.1,
+        attention_dropout: float = 0.1,
+        layer_norm_eps: float = 1e-5,
+        codebook_ema: float = 0.96,
+        c_min: float = 0.01,
+        max_tokens: int = MAX_TOKENS,
+    ):
         super().__init__()
-        self.config = dict(hidden=hidden, layers=layers, heads=heads, intermediate=intermediate, dropout=dropout,
-                           attention_dropout=attention_dropout, layer_norm_eps=layer_norm_eps, codebook_ema=codebook_ema,
-                           c_min=c_min, max_tokens=max_tokens)
-        blocks = lambda: nn.ModuleList(Block(hidden, heads, intermediate, dropout, attention_dropout, layer_norm_eps) for _ in range(layers))
+        self.config = dict(
+            hidden=hidden,
+            layers=layers,
+            heads=heads,
+            intermediate=intermediate,
+            dropout=dropout,
+            attention_dropout=attention_dropout,
+            layer_norm_eps=layer_norm_eps,
+            codebook_ema=codebook_ema,
+            c_min=c_min,
+            max_tokens=max_tokens,
+        )
+        blocks = lambda: nn.ModuleList(
+            Block(hidden, heads, intermediate, dropout, attention_dropout, layer_norm_eps) for _ in range(layers)
+        )
         self.embed = nn.Embedding(NUM_TOKENS, hidden)
         self.pos_enc = nn.Embedding(max_tokens + NUM_CODEBOOKS, hidden)
         self.pos_dec = nn.Embedding(max_tokens + NUM_CODEBOOKS + 1, hidden)
         self.encoder, self.decoder = blocks(), blocks()
-        self.enc_norm, self.dec_norm = nn.LayerNorm(hidden, eps=layer_norm_eps), nn.LayerNorm(hidden, eps=layer_norm_eps)
-        self.codebooks = nn.ModuleList(EMACodebook(hidden, CODEBOOK_SIZE, codebook_ema, c_min) for _ in range(NUM_CODEBOOKS))
+        self.enc_norm, self.dec_norm = nn.LayerNorm(hidden, eps=layer_norm_eps), nn.LayerNorm(
+            hidden, eps=layer_norm_eps
+        )
+        self.codebooks = nn.ModuleList(
+            EMACodebook(hidden, CODEBOOK_SIZE, codebook_ema, c_min) for _ in range(NUM_CODEBOOKS)
+        )
         self.head = nn.Linear(hidden, NUM_TOKENS)
         self.register_buffer("prior_ids", torch.tensor(PRIOR_TOKENS), persistent=False)
 
@@ -179,7 +219,9 @@ def quantize(self: FactorizerVQVAE, e: torch.Tensor):
 
 # %% ../../nbs/factorizer/10_vqvae.ipynb #61f9ecce
 @patch
-def decoder_states(self: FactorizerVQVAE, z: torch.Tensor, tokens: torch.Tensor | None = None, cache=None, start: int = 0):
+def decoder_states(
+    self: FactorizerVQVAE, z: torch.Tensor, tokens: torch.Tensor | None = None, cache=None, start: int = 0
+):
     "Decoder over [z_r, z_g, z_b, tokens] (or the continuation of a cached prefix) -> (logits, new cache)."
     parts = ([z] if z is not None else []) + ([self.embed(tokens)] if tokens is not None and tokens.numel() else [])
     h = torch.cat(parts, 1)
@@ -197,7 +239,7 @@ def forward(self: FactorizerVQVAE, tokens: torch.Tensor) -> dict:
     e = self.encode(tokens)
     z, idx, commit = self.quantize(e)
     logits, _ = self.decoder_states(z, tokens)                                    # [B, 3 + T, V]
-    logits = logits[:, NUM_CODEBOOKS - 1:]                                         # predicts t1 … tn, END: [B, T + 1, V]
+    logits = logits[:, NUM_CODEBOOKS - 1:]  # predicts t1 … tn, END: [B, T + 1, V]
     lengths = (tokens != PAD_TOKEN).sum(1)
     target = F.pad(tokens, (0, 1), value=PAD_TOKEN).clone()
     target[torch.arange(len(tokens)), lengths] = END_TOKEN

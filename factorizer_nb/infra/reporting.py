@@ -28,7 +28,10 @@ def git_state(root: Path | None = None) -> dict:
         try: return subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=30).stdout.strip()
         except (OSError, subprocess.SubprocessError): return ""
     # figures/ is excluded: a job rewrites its own outputs while it runs
-    return dict(sha=git("rev-parse", "HEAD") or None, dirty=bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!figures")))
+    return dict(
+        sha=git("rev-parse", "HEAD") or None,
+        dirty=bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!figures")),
+    )
 
 def package_versions() -> dict:
     "Installed versions of the packages the results depend on."
@@ -52,21 +55,26 @@ def data_checksums(files) -> dict:
 
 def thread_counts() -> dict:
     "Threads torch (if loaded) and sentencepiece compute with: float sums, hence trained models, depend on them."
-    from factorizer_nb.baselines.adapters import spm_threads          # here: sentencepiece loads only when a manifest is written
+    # here: sentencepiece loads only when a manifest is written
+    from factorizer_nb.baselines.adapters import spm_threads
     torch = sys.modules.get("torch")
     return dict(torch=torch.get_num_threads() if torch else None, sentencepiece=spm_threads())
 
-NOTEBOOK_ENV = "FACTORIZER_NB_NOTEBOOK"      # set by `run_notebooks` for the kernel it starts: "<notebook path>@<start, seconds since the epoch>"
+# set by `run_notebooks` for the kernel it starts: "<notebook path>@<start, seconds since the epoch>"
+NOTEBOOK_ENV = "FACTORIZER_NB_NOTEBOOK"
 
 def running_notebook() -> dict:
-    "The notebook this process runs under `run_notebooks` (its path, and the seconds since it started), or {} outside one."
+    """The notebook this process runs under `run_notebooks` (its path, and the seconds since it started), or {} outside
+    one."""
     path, _, start = os.environ.get(NOTEBOOK_ENV, "").rpartition("@")
     try: return dict(path=path, seconds=round(time.time() - float(start))) if path else {}
-    except ValueError: return {}                                         # a malformed value: say nothing rather than something wrong
+    except ValueError: return {}  # a malformed value: say nothing rather than something wrong
 
 def manifest(caption: str, settings: dict, seeds: dict, data_files=(), **extra) -> dict:
-    "The run record written beside every figure and table (with `notebook`: which one wrote it, and how long it had run, where `run_notebooks` ran it)."
-    if not caption.strip(): raise ValueError("a caption is required: say what was measured and how it differs from the paper")
+    """The run record written beside every figure and table (with `notebook`: which one wrote it, and how long it had
+    run, where `run_notebooks` ran it)."""
+    if not caption.strip():
+        raise ValueError("a caption is required: say what was measured and how it differs from the paper")
     return dict(caption=caption, created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 git=git_state(), settings=settings, seeds=seeds, packages=package_versions(),
                 python=platform.python_version(), threads=thread_counts(), machine=machine_record(),
@@ -75,7 +83,8 @@ def manifest(caption: str, settings: dict, seeds: dict, data_files=(), **extra) 
 
 # %% ../../nbs/infra/90_reporting.ipynb #7ccf2c69
 def figure_dir(profile: str = DEFAULT_PROFILE) -> Path:
-    "`figures/` for the default profile, `figures/<profile>/` for any other (a `medium` run sits beside the default one)."
+    """`figures/` for the default profile, `figures/<profile>/` for any other (a `medium` run sits beside the default
+    one)."""
     if not profile or not profile.isidentifier(): raise ValueError(f"not a profile name: {profile!r}")
     return project_root() / "figures" if profile == DEFAULT_PROFILE else project_root() / "figures" / profile
 
@@ -113,14 +122,20 @@ def _figure_bytes(fig, fmt: str) -> bytes:
     fig.savefig(buf, format=fmt, bbox_inches="tight", **options)
     return buf.getvalue()
 
-def save_figure(fig, name: str, data, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None, **extra) -> list[Path]:
+
+def save_figure(
+    fig, name: str, data, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None, **extra
+) -> list[Path]:
     "Write a matplotlib figure as PNG and PDF with its data (CSV) and manifest."
     d = _out_dir(out_dir, settings)
     paths = [_write_if_changed(d / f"{name}.{fmt}", _figure_bytes(fig, fmt)) for fmt in ("png", "pdf")]
     paths.append(_write_if_changed(d / f"{name}.csv", data.to_csv(index=False).encode("utf-8")))
     return paths + [_write_manifest(d, name, manifest(caption, settings, seeds, data_files, **extra))]
 
-def save_table(df, name: str, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None, **extra) -> list[Path]:
+
+def save_table(
+    df, name: str, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None, **extra
+) -> list[Path]:
     "Write a table as CSV and Markdown with its manifest."
     d = _out_dir(out_dir, settings)
     paths = [_write_if_changed(d / f"{name}.csv", df.to_csv(index=False).encode("utf-8")),
@@ -128,14 +143,16 @@ def save_table(df, name: str, caption: str, settings: dict, seeds: dict, data_fi
     return paths + [_write_manifest(d, name, manifest(caption, settings, seeds, data_files, **extra))]
 
 # %% ../../nbs/infra/90_reporting.ipynb #ac6af095
-OLDER_CODE = "made_by_older_code"   # a manifest's note: why a committed table keeps the columns of an older version of the code
+# a manifest's note: why a committed table keeps the columns of an older version of the code
+OLDER_CODE = "made_by_older_code"
 
 def _header(path: Path) -> list[str]:
     "The column names of a CSV."
     with open(path, encoding="utf-8", newline="") as f: return next(csv.reader(f), [])
 
 def older_code_outputs(root: Path | None = None) -> dict[str, str]:
-    "{output (path without suffix, from the checkout): note} of the committed outputs an older version of the code made."
+    """{output (path without suffix, from the checkout): note} of the committed outputs an older version of the code
+    made."""
     root, out = Path(root or project_root()), {}
     for m in sorted((root / "figures").rglob("*.manifest.json")):
         try: note = json.loads(m.read_text(encoding="utf-8")).get(OLDER_CODE)
@@ -177,12 +194,17 @@ def _manifest_problems(m: dict, head_has, settings_of) -> list[str]:
         try: cur = settings_of(S["lang"], S["profile"])
         except KeyError as e: return out + [f"settings.ini no longer has {e.args[0] if e.args else e}"]
         diff = [k for k, v in S.items() if k not in VOLATILE_SETTINGS and cur.get(k, "<missing>") != v]
-        if diff: out.append("settings differ from settings.ini: " + ", ".join(f"{k} ({S[k]!r} -> {cur.get(k, '<missing>')!r})" for k in diff[:6]))
+        if diff:
+            out.append(
+                "settings differ from settings.ini: "
+                + ", ".join(f"{k} ({S[k]!r} -> {cur.get(k, '<missing>')!r})" for k in diff[:6])
+            )
     elif S: out.append("settings without lang and profile")
     return out
 
 def output_problems(root: Path | None = None) -> dict[str, list[str]]:
-    "Stale committed outputs: {path: problems} for every manifest under `figures/` that does not match HEAD and settings.ini, and a stale results index."
+    """Stale committed outputs: {path: problems} for every manifest under `figures/` that does not match HEAD and
+    settings.ini, and a stale results index."""
     from factorizer_nb.core.settings import load_settings
     from factorizer_nb.infra.results_index import index_problems
     root = Path(root or project_root())
@@ -201,7 +223,8 @@ def output_problems(root: Path | None = None) -> dict[str, list[str]]:
 
 # %% ../../nbs/infra/90_reporting.ipynb #2cefbac7
 def main(argv: list[str] | None = None) -> int:
-    "`python -m factorizer_nb.infra.reporting check`: list stale outputs under figures/ (the results index included); exit 1 if there are any."
+    """`python -m factorizer_nb.infra.reporting check`: list stale outputs under figures/ (the results index included);
+    exit 1 if there are any."""
     import argparse
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.reporting")
     ap.add_argument("cmd", choices=["check"], help="check that every committed output matches HEAD and settings.ini")
@@ -209,7 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     problems = output_problems(Path(a.root) if a.root else None)
     for f, probs in problems.items(): print(f"STALE  {f}: {'; '.join(probs)}")
-    print(f"{len(problems)} stale output(s)" if problems else "every output under figures/ matches HEAD and settings.ini")
+    print(
+        f"{len(problems)} stale output(s)" if problems else "every output under figures/ matches HEAD and settings.ini"
+    )
     return 1 if problems else 0
 
 # %% ../../nbs/infra/90_reporting.ipynb #57a60dda

@@ -33,13 +33,16 @@ def missing_requirements(nb: Path, settings: dict) -> list[str]:
 
 def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_dir=None, parameters: dict | None = None,
                   kernel_name: str | None = None, lang_param: str | None = None) -> dict[tuple[str, str], str | None]:
-    "Execute each notebook for each language (or once per name in `langs`, each given `lang_param`); {(lang, notebook): error or None}."
+    """Execute each notebook for each language (or once per name in `langs`, each given `lang_param`); {(lang,
+    notebook): error or None}."""
     import papermill as pm
     root, results = project_root(), {}
     notebooks = [Path(n) for n in (notebooks or paper_notebooks(root))]
-    for lang in langs: load_settings(lang_param or lang, profile)   # fail fast, before any run, on an unknown language or profile
+    # fail fast, before any run, on an unknown language or profile
+    for lang in langs: load_settings(lang_param or lang, profile)
     for lang in langs:
-        out_dir = Path(runs_dir) / lang if runs_dir else run_dir(lang, profile=profile)   # runs/<lang>, or runs/<lang>-<profile>
+        # runs/<lang>, or runs/<lang>-<profile>
+        out_dir = Path(runs_dir) / lang if runs_dir else run_dir(lang, profile=profile)
         out_dir.mkdir(parents=True, exist_ok=True)
         for nb in notebooks:
             t0, err = time.time(), None
@@ -47,24 +50,39 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
                 log.info("skipped %s/%s: no %s for this language in settings.ini", lang, nb.name, ", ".join(lacking))
                 results[(lang, nb.name)] = None; continue
             name = nb.resolve().relative_to(root).as_posix() if nb.resolve().is_relative_to(root) else nb.name
-            before, os.environ[NOTEBOOK_ENV] = os.environ.get(NOTEBOOK_ENV), f"{name}@{t0}"   # the kernel's manifests name it (`running_notebook`)
+            # the kernel's manifests name it (`running_notebook`)
+            before, os.environ[NOTEBOOK_ENV] = os.environ.get(NOTEBOOK_ENV), f"{name}@{t0}"
             try:
-                pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=dict(lang=lang_param or lang, profile=profile, **(parameters or {})),
-                                    cwd=str(nb.parent), kernel_name=kernel_name, progress_bar=False)
-            except Exception as e:                           # papermill raises PapermillExecutionError and others; keep going
+                pm.execute_notebook(
+                    str(nb),
+                    str(out_dir / nb.name),
+                    parameters=dict(lang=lang_param or lang, profile=profile, **(parameters or {})),
+                    cwd=str(nb.parent),
+                    kernel_name=kernel_name,
+                    progress_bar=False,
+                )
+            except Exception as e:  # papermill raises PapermillExecutionError and others; keep going
                 err = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
             finally:
                 if before is None: os.environ.pop(NOTEBOOK_ENV, None)
                 else: os.environ[NOTEBOOK_ENV] = before
             results[(lang, nb.name)] = err
-            log.log(logging.ERROR if err else logging.INFO, "%s %s/%s in %.0fs%s", "FAILED" if err else "ok", lang, nb.name,
-                    time.time() - t0, f": {err}" if err else "")
+            log.log(
+                logging.ERROR if err else logging.INFO,
+                "%s %s/%s in %.0fs%s",
+                "FAILED" if err else "ok",
+                lang,
+                nb.name,
+                time.time() - t0,
+                f": {err}" if err else "",
+            )
     return results
 
 # %% ../../nbs/infra/91_reproduce.ipynb #94c041c6
 def run_summaries(langs=None, profile: str = "small", runs_dir=None, kernel_name: str | None = None,
                   notebooks=None) -> dict[tuple[str, str], str | None]:
-    "Run the cross-language notebooks (default: all of `nbs/paper/summary/`) once, over `langs` (None: each notebook's own list); {('summary', notebook): error or None}."
+    """Run the cross-language notebooks (default: all of `nbs/paper/summary/`) once, over `langs` (None: each notebook's
+    own list); {('summary', notebook): error or None}."""
     return run_notebooks(["summary"], profile, notebooks or paper_notebooks(part="summary"), runs_dir,
                          dict(langs=" ".join(langs)) if langs else {}, kernel_name, lang_param="en")
 
@@ -82,14 +100,22 @@ def main(argv: list[str] | None = None) -> int:
     "Command line: run the paper notebooks per language; exit 1 if any run failed."
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.reproduce", description=__doc__)
     ap.add_argument("--langs", nargs="+", default=["en"], help=f"languages ({' '.join(LANGS)})")
-    ap.add_argument("--profile", default="small", help="settings profile: small (default), tiny, grid, medium or paper (see settings.ini)")
+    ap.add_argument(
+        "--profile",
+        default="small",
+        help="settings profile: small (default), tiny, grid, medium or paper (see settings.ini)",
+    )
     ap.add_argument("--notebooks", nargs="+", help="notebooks to run per language (default: all of nbs/paper)")
     ap.add_argument("--summaries", nargs="+", help="cross-language notebooks to run afterwards over --langs "
                     "(default: all of nbs/paper/summary without --notebooks, none with it)")
     ap.add_argument("--only-summaries", action="store_true", help="run no per-language notebook, only the summaries")
-    ap.add_argument("--pins", choices=PIN_MODES, default="off",
-                    help="off: train everything (default); use: draw every figure from the pinned artefacts in "
-                         "data/ledger/, training nothing, in runs/pinned/; record: train what is not pinned, then pin it")
+    ap.add_argument(
+        "--pins",
+        choices=PIN_MODES,
+        default="off",
+        help="off: train everything (default); use: draw every figure from the pinned artefacts in "
+        "data/ledger/, training nothing, in runs/pinned/; record: train what is not pinned, then pin it",
+    )
     ap.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
                     help="a parameter for every per-language notebook that declares it (e.g. processes=8)")
     a = ap.parse_args(argv)
@@ -103,10 +129,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if a.pins == "use": os.environ.setdefault(RUNS_ENV, str(project_root() / "runs" / "pinned"))   # not real runs
     res = {} if a.only_summaries else run_notebooks(a.langs, a.profile, a.notebooks, parameters=params)
-    if a.summaries or a.only_summaries or not a.notebooks:      # after a per-language run: every language with outputs, not only these
+    # after a per-language run: every language with outputs, not only these
+    if a.summaries or a.only_summaries or not a.notebooks:
         res.update(run_summaries(a.langs if a.only_summaries else None, a.profile, notebooks=a.summaries))
     failed = [k for k, v in res.items() if v]
-    for lang, nb in failed: log.error("failed: %s %s (executed copy in %s)", lang, nb, run_dir(lang, profile=a.profile) / nb)
+    for lang, nb in failed:
+        log.error("failed: %s %s (executed copy in %s)", lang, nb, run_dir(lang, profile=a.profile) / nb)
     return 1 if failed else 0
 
 # %% ../../nbs/infra/91_reproduce.ipynb #f0b85840
