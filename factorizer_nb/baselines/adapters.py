@@ -163,7 +163,8 @@ class SentencePieceTokenizer(Tokenizer):
             st["model_type"] != SPM_BPE or st["normalization"] != "identity" or st["user_defined_or_unused"]
         ):
             raise ValueError(
-                "sampling (alpha > 0) is seeded BPE-dropout, for a BPE model with identity normalization and no user-defined or "
+                "sampling (alpha > 0) is seeded BPE-dropout, for a BPE model with identity normalization and no "
+                "user-defined or "
                 "unused pieces; sentencepiece's own sampling cannot be seeded reproducibly"
             )
         self.rng = random.Random(seed)

@@ -65,7 +65,8 @@ def load_settings(lang: str = "en", profile: str = "paper", path: str | Path | N
     cp = read_settings(path)
     if lang not in cp:
         raise KeyError(
-            f"settings.ini has no section [{lang}]; languages: {[s for s in cp.sections() if ':' not in s and s != 'DEFAULT']}"
+            f"settings.ini has no section [{lang}]; languages: "
+            f"{[s for s in cp.sections() if ':' not in s and s != 'DEFAULT']}"
         )
     out = {}
     for s in ("DEFAULT", *profile_chain(cp, profile), lang):

@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
                 if e.url == "-": print(f"not downloadable (assembled from several sources): {rel}: {e.note}")
         return 0
     print(
-        f"Checking the {len(registry())} files of data/registry.tsv in {data_dir()}: present, readable (decompressed if .xz), "
+        f"Checking the {len(registry())} files of data/registry.tsv in {data_dir()}: present, readable (decompressed "
+        "if .xz), "
         f"and the sha256 of the content as registered."
     )
     bad = 0

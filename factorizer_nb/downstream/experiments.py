@@ -256,7 +256,8 @@ class ParserExperiment:
             else ""
         )
         shared = (
-            f" A run that the ledger of profile {', '.join(repr(p.name.split('-', 1)[1]) for p in self.shared_ledgers)} records under the same "
+            f" A run that the ledger of profile "
+            f"{', '.join(repr(p.name.split('-', 1)[1]) for p in self.shared_ledgers)} records under the same "
             f"fingerprint (tokenizer, data, settings and seed) is read back from it, not retrained."
             if self.read_shared
             else ""

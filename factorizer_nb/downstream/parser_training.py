@@ -196,7 +196,10 @@ def _differing_keys(theirs: dict | None, ours: dict) -> list[str]:
 def _refuse_other_run(path: Path, theirs: dict | None, ours: dict):
     "Raise if a checkpoint's fingerprint differs from this run's, naming what differs."
     if theirs == ours: return
-    raise ValueError(f"{path} belongs to another run (it differs in {', '.join(_differing_keys(theirs, ours))}); use another output directory or delete it to start over")
+    raise ValueError(
+        f"{path} belongs to another run (it differs in {', '.join(_differing_keys(theirs, ours))}); use another output "
+        "directory or delete it to start over"
+    )
 
 def _epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[list[int]]:
     "Shuffled batches of sentence indices for one epoch, seeded by (seed, epoch)."
@@ -215,7 +218,8 @@ def _jsonable(x): return json.loads(json.dumps(x))
 def _ledger_record(path: Path) -> dict:
     "The record in the file at `path`; a ValueError if it is not one."
     try: rec = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{path} is not a ledger record ({e}); restore it with git or delete it") from e
+    except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{path} is not a ledger record ({e}); "
+                                                                             "restore it with git or delete it") from e
     if not isinstance(rec, dict) or not {"fingerprint", "scores", "log"} <= rec.keys():
         raise ValueError(
             f"{path} is not a ledger record (it lacks fingerprint, scores or log); restore it with git or delete it"
@@ -230,7 +234,8 @@ def read_ledger(path: str | Path, fingerprint: dict) -> dict | None:
     rec, ours = _ledger_record(path), _jsonable(fingerprint)
     if rec["fingerprint"] == ours: return rec
     warnings.warn(
-        f"{path} records another run (it differs in {', '.join(_differing_keys(rec['fingerprint'], ours))}); training this one, whose record will replace it"
+        f"{path} records another run (it differs in {', '.join(_differing_keys(rec['fingerprint'], ours))}); training "
+        "this one, whose record will replace it"
     )
     return None
 
@@ -426,7 +431,8 @@ def load_parser(
     labels = LabelSet(ck["classes"])
     model = build(tokenizer, {f: labels.size(f) for f in FIELDS}, ParserConfig(**ck["config"])).to(device)
     try: model.load_state_dict(ck["model"])
-    except RuntimeError as e: raise ValueError(f"{path} was trained with a tokenizer of another size than {tokenizer!r}") from e
+    except RuntimeError as e: raise ValueError(f"{path} was trained with a tokenizer of another size than "
+                                               f"{tokenizer!r}") from e
     return model.eval(), labels
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #1d068f37

@@ -56,10 +56,12 @@ def parse_conllu(
         for k, line in enumerate(block.splitlines()):
             if line and not line.startswith("#") and line.count("\t") != 9:
                 raise DataError(
-                    f"{source}, line {line_no + k}: malformed CoNLL-U (10 tab-separated fields expected, got {line.count(chr(9)) + 1})"
+                    f"{source}, line {line_no + k}: malformed CoNLL-U (10 tab-separated fields expected, got "
+                    f"{line.count(chr(9)) + 1})"
                 )
         try: sents = conllu.parse(block)
-        except Exception as e: raise DataError(f"{source}, sentence starting at line {line_no}: malformed CoNLL-U ({e})") from e
+        except Exception as e: raise DataError(f"{source}, sentence starting at line {line_no}: malformed CoNLL-U "
+                                               f"({e})") from e
         for sent in sents:
             words = syntactic_words(sent)
             if check_trees:

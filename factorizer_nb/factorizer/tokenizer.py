@@ -86,7 +86,8 @@ class Factorizer(Tokenizer):
         )
         if alpha_split < max_logp:
             raise ValueError(
-                f"alpha_split={alpha_split} makes some scores negative (max log p is {max_logp}); Dijkstra needs alpha_split >= {max_logp}"
+                f"alpha_split={alpha_split} makes some scores negative (max log p is {max_logp}); Dijkstra needs "
+                f"alpha_split >= {max_logp}"
             )
         if sigma_sample < 0: raise ValueError(f"sigma_sample must be >= 0, got {sigma_sample}")
         if unk not in ("word", "parts"): raise ValueError(f"unk must be 'word' or 'parts', got {unk!r}")
@@ -105,7 +106,8 @@ class Factorizer(Tokenizer):
         "Restart sampling from `seed`."
         self.rng = random.Random(seed)
     def __repr__(self):
-        return f"Factorizer({len(self.vocab)} subwords, alpha_split={self.alpha_split}, sigma_sample={self.sigma_sample}, unk={self.unk!r})"
+        return (f"Factorizer({len(self.vocab)} subwords, alpha_split={self.alpha_split}, "
+                f"sigma_sample={self.sigma_sample}, unk={self.unk!r})")
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #62df6e3f
 def _unk_word(word: str) -> tuple:
@@ -369,7 +371,8 @@ def split_graph(self: Factorizer, word: str) -> list[dict]:
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #239d49ae
 def _as_triplet(i) -> tuple[int, int, int]:
     try: t = tuple(int(x) for x in i)
-    except (TypeError, ValueError): raise TypeError(f"decode expects a sequence of (r, g, b) triplets, got item {i!r}") from None
+    except (TypeError, ValueError): raise TypeError(f"decode expects a sequence of (r, g, b) triplets, got item "
+                                                    f"{i!r}") from None
     if len(t) != NUM_CODEBOOKS: raise TypeError(f"decode expects (r, g, b) triplets, got {i!r}")
     return t
 

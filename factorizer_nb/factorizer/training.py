@@ -403,7 +403,8 @@ def restore_state(path: Path, st: TrainState, fingerprint: dict | None = None) -
         diff = [f"{k}.{s}" for k in diff for s in sorted(set(theirs.get(k, {})) | set(fingerprint.get(k, {})))
                 if theirs.get(k, {}).get(s) != fingerprint.get(k, {}).get(s)] if diff == ["settings"] else diff
         raise ValueError(
-            f"{path} belongs to another run (it differs in {', '.join(diff) if theirs else 'everything: it has no fingerprint'}); "
+            f"{path} belongs to another run (it differs in "
+            f"{', '.join(diff) if theirs else 'everything: it has no fingerprint'}); "
             f"use another output directory or delete the checkpoint to start over."
         )
     st.model.load_state_dict(ck["model"])

@@ -45,7 +45,8 @@ def escape_bytes(b: bytes) -> str:
 def unescape_key(key: str) -> bytes:
     "Bytes of an escaped DAWG key (inverse of `escape_bytes`)."
     try: return bytes(_UNESCAPE[ord(c)] for c in key)
-    except KeyError as e: raise ValueError(f"{key!r} is not an escaped byte key (character {chr(e.args[0])!r})") from None
+    except KeyError as e: raise ValueError(f"{key!r} is not an escaped byte key (character "
+                                           f"{chr(e.args[0])!r})") from None
 
 def subword_bytes(subword: str) -> bytes:
     "UTF-8 bytes of a subword; surrogate escapes stand for stray bytes."
@@ -292,7 +293,8 @@ def _around_dawg(d, meta: dict, path, body_bytes: int) -> Vocabulary:
 def _from_records(records, meta: dict, path) -> Vocabulary:
     try: items = [(bytes_subword(unescape_key(k)), tuple(rec[1:]), rec[0]) for k, rec in records]
     except VocabularyFormatError: raise
-    except Exception as e: raise VocabularyFormatError(f"{path}: the DAWG's records cannot be read as (score, r, g, b): {e}") from e
+    except Exception as e: raise VocabularyFormatError(f"{path}: the DAWG's records cannot be read as (score, r, g, "
+                                                       f"b): {e}") from e
     return Vocabulary(items, meta)
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #a69f2d2f
@@ -354,7 +356,8 @@ def vocab_to_text(path: str | Path) -> str:
     header, _ = _read_header(data, path)
     if header["format_version"] != FORMAT_VERSION:
         raise VocabularyFormatError(
-            f"{path}: format version {header['format_version']}; load and save it again (version {FORMAT_VERSION}) first"
+            f"{path}: format version {header['format_version']}; load and save it again (version {FORMAT_VERSION}) "
+            "first"
         )
     head = dict(text_format=TEXT_FORMAT, file_sha256=hashlib.sha256(data).hexdigest(), meta=header["meta"])
     rows = (f"{json.dumps(sw)}\t{r} {g} {b}\t{lp!r}" for sw, (r, g, b), lp in Vocabulary.load(path).items())
@@ -364,7 +367,8 @@ def _text_row(n: int, line: str) -> tuple[str, tuple[int, ...], float]:
     try:
         sw, t, lp = line.split("\t")
         return json.loads(sw), tuple(int(i) for i in t.split(" ")), float(lp)
-    except ValueError as e: raise VocabularyFormatError(f"line {n}: not `subword<TAB>r g b<TAB>log p`: {line[:80]!r}") from e
+    except ValueError as e: raise VocabularyFormatError(f"line {n}: not `subword<TAB>r g b<TAB>log p`: "
+                                                        f"{line[:80]!r}") from e
 
 def vocab_text_header(text: str) -> dict:
     """The header of a vocabulary's text form (`file_sha256`: the file it rebuilds; `meta`), or a
@@ -391,7 +395,8 @@ def vocab_from_text(text: str, path: str | Path) -> Path:
         vocab.save(t, meta=head["meta"])
         if (got := hashlib.sha256(t.read_bytes()).hexdigest()) != head["file_sha256"]:
             raise VocabularyFormatError(
-                f"{path}: the text rebuilds a file with sha256 {got[:12]}…, not the original's {head['file_sha256'][:12]}… (edited or truncated text?)"
+                f"{path}: the text rebuilds a file with sha256 {got[:12]}…, not the original's "
+                f"{head['file_sha256'][:12]}… (edited or truncated text?)"
             )
     return atomic_write(path, write)
 
