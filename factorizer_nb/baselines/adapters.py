@@ -28,21 +28,16 @@ def spm_threads(n: int | None = None) -> int:
     if n < 1: raise ValueError(f"sentencepiece needs at least one thread, got {n}")
     return n
 
-def write_count_tsv(
-    counts: Sequence[tuple[str, int]],
-    path: str | Path,
-    max_count: int = MAX_SPM_COUNT,
-    eow: bool = True,
-    markers: bool = True,
-) -> Path:
+def write_count_tsv(counts: Sequence[tuple[str, int]], path: str | Path, max_count: int = MAX_SPM_COUNT,
+                    eow: bool = True,
+                    markers: bool = True) -> Path:
     """Write marked words (`⸥word⸤`, or `⸥word` if not `eow`; plain words if not `markers`) with rescaled counts as
     sentencepiece TSV input."""
     if not counts: raise ValueError("no words to train on")
     scale = min(1.0, max_count / max(c for _, c in counts))
     with open(path, "w", encoding="utf-8") as f:
         for w, c in counts:
-            if w and not any(ch.isspace() for ch in w):
-                f.write(f"{(mark(w) if eow else mark(w)[:-1]) if markers else w}\t{max(1, round(c * scale))}\n")
+            if w and not any(ch.isspace() for ch in w): f.write(f"{(mark(w) if eow else mark(w)[:-1]) if markers else w}\t{max(1, round(c * scale))}\n")
     return Path(path)
 
 def spm_load(path: str | Path):
@@ -61,40 +56,26 @@ def spm_train(**kwargs):
     except RuntimeError as e:
         if "required_chars" not in str(e): raise
         need = str(e).split(" vs ")[-1].split(".")[0].strip()
-        raise ValueError(
-            f"vocab_size={kwargs.get('vocab_size')} is smaller than the {need} characters this text needs; "
-            f"use a larger vocabulary (or a lower character_coverage)"
-        ) from None
+        raise ValueError(f"vocab_size={kwargs.get('vocab_size')} is smaller than the {need} characters this text "
+                         "needs; "
+                         f"use a larger vocabulary (or a lower character_coverage)") from None
 
-def train_sentencepiece(
-    counts: Sequence[tuple[str, int]],
-    vocab_size: int,
-    model_type: str = "unigram",
-    out_prefix: str | Path | None = None,
-    num_threads: int | None = None,
-    eow: bool = True,
-    markers: bool = True,
-):
+def train_sentencepiece(counts: Sequence[tuple[str, int]], vocab_size: int, model_type: str = "unigram",
+                        out_prefix: str | Path | None = None, num_threads: int | None = None, eow: bool = True,
+                        markers: bool = True):
     """Train a sentencepiece model on marked words (plain words with sentencepiece's `▁` if not `markers`); the loaded
     `SentencePieceProcessor`."""
     import sentencepiece as spm
     with tempfile.TemporaryDirectory() as tmp:
         prefix = str(out_prefix or Path(tmp) / "spm")
         spm_train(
-            input=str(write_count_tsv(counts, Path(tmp) / "words.tsv", eow=eow, markers=markers)),
-            input_format="tsv",
-            model_prefix=prefix,
-            model_type=model_type,
-            vocab_size=vocab_size,
-            add_dummy_prefix=not markers,
+            input=str(write_count_tsv(counts, Path(tmp) / "words.tsv", eow=eow,
+                                      markers=markers)), input_format="tsv", model_prefix=prefix,
+            model_type=model_type, vocab_size=vocab_size, add_dummy_prefix=not markers,
             normalization_rule_name="identity",
-            remove_extra_whitespaces=False,
-            byte_fallback=True,
-            character_coverage=1.0,
-            hard_vocab_limit=False,
+            remove_extra_whitespaces=False, byte_fallback=True, character_coverage=1.0, hard_vocab_limit=False,
             split_by_unicode_script=False,
-            num_threads=spm_threads(num_threads),
-        )
+            num_threads=spm_threads(num_threads))
         return spm_load(prefix + ".model")
 
 # %% ../../nbs/baselines/18_adapters.ipynb #173be14e
@@ -124,9 +105,8 @@ def train_hf_bpe(counts: Sequence[tuple[str, int]], vocab_size: int, max_count: 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
-    )
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
     lines = ((w + " ") * max(1, round(c * scale)) for w, c in counts if w and not any(ch.isspace() for ch in w))
     tok.train_from_iterator(lines, trainer, length=len(counts))
     return tok
@@ -152,21 +132,16 @@ class SentencePieceTokenizer(Tokenizer):
     kind = "sentencepiece"
     def __init__(self, model, name: str = "sentencepiece", alpha: float = 0.0, seed: int | None = None):
         import sentencepiece as spm
-        self.sp = (
-            model if isinstance(model, spm.SentencePieceProcessor) else spm.SentencePieceProcessor(model_proto=model)
-        )
+        self.sp = model if isinstance(model,
+                                      spm.SentencePieceProcessor) else spm.SentencePieceProcessor(model_proto=model)
         if not 0.0 <= alpha < 1.0 or alpha != alpha: raise ValueError(f"alpha must be in [0, 1), got {alpha}")
         self.name, self.alpha, self.seed, self.samples = name, alpha, seed, alpha > 0
         self.settings = _spm_model_settings(self.sp)
         st = self.settings
-        if self.samples and (
-            st["model_type"] != SPM_BPE or st["normalization"] != "identity" or st["user_defined_or_unused"]
-        ):
-            raise ValueError(
-                "sampling (alpha > 0) is seeded BPE-dropout, for a BPE model with identity normalization and no "
-                "user-defined or "
-                "unused pieces; sentencepiece's own sampling cannot be seeded reproducibly"
-            )
+        if self.samples and (st["model_type"] != SPM_BPE or st["normalization"] != "identity" or st["user_defined_or_unused"]):
+            raise ValueError("sampling (alpha > 0) is seeded BPE-dropout, for a BPE model with identity normalization "
+                             "and no user-defined or "
+                             "unused pieces; sentencepiece's own sampling cannot be seeded reproducibly")
         self.rng = random.Random(seed)
 
     def reseed(self, seed: int) -> None:
@@ -174,9 +149,7 @@ class SentencePieceTokenizer(Tokenizer):
         self.rng = random.Random(seed)
 
     @property
-    def base_vocab_size(self) -> int:
-        return self.sp.get_piece_size()
-
+    def base_vocab_size(self) -> int: return self.sp.get_piece_size()
     @property
     def lossless(self) -> bool:
         s = self.settings
@@ -250,10 +223,8 @@ def dropout_word(self: SentencePieceTokenizer, word: str) -> list[tuple]:
         if piece in self._scores: out.append((piece, self.sp.piece_to_id(piece), s, e))
         elif self.settings["byte_fallback"]:
             bs = piece.encode("utf-8", "surrogatepass")
-            out += [
-                (f"<0x{b:02X}>", self.sp.piece_to_id(f"<0x{b:02X}>"), s, e if j == len(bs) - 1 else s)
-                for j, b in enumerate(bs)
-            ]
+            out += [(f"<0x{b:02X}>", self.sp.piece_to_id(f"<0x{b:02X}>"), s, e if j == len(bs) - 1 else s) for j,
+                    b in enumerate(bs)]
         else: out.append(("[UNK]", self.special_id("[UNK]"), s, e))
     return out
 
@@ -286,13 +257,9 @@ def from_config(cls: SentencePieceTokenizer, config: dict) -> SentencePieceToken
 
 # %% ../../nbs/baselines/18_adapters.ipynb #5a1c0f3e
 @patch(cls_method=True)
-def from_counts(
-    cls: SentencePieceTokenizer,
-    counts: Sequence[tuple[str, int]],
-    vocab_size: int,
-    model_type: str = "unigram",
-    name: str = "sentencepiece",
-) -> SentencePieceTokenizer:
+def from_counts(cls: SentencePieceTokenizer, counts: Sequence[tuple[str, int]], vocab_size: int,
+                model_type: str = "unigram",
+                name: str = "sentencepiece") -> SentencePieceTokenizer:
     """A tokenizer whose sentencepiece model (`bpe` or `unigram`) learned the plain words of `counts`, as it will encode
     them."""
     return cls(train_sentencepiece(counts, vocab_size, model_type, markers=False), name=name)
@@ -321,10 +288,8 @@ _PREFIX_SPACE = "\u0120"                  # byte-level BPE's picture of the spac
 def encode_word(self: HFByteBPE, word: str) -> list[tuple]:
     "Byte-level pieces of one word (with its prefix space) and HF's character spans."
     e = self.tok.encode(word, add_special_tokens=False)
-    return [
-        (t, i, (0 if t == _PREFIX_SPACE else a), (0 if t == _PREFIX_SPACE else b))
-        for t, i, (a, b) in zip(e.tokens, e.ids, e.offsets)
-    ]
+    return [(t, i, (0 if t == _PREFIX_SPACE else a), (0 if t == _PREFIX_SPACE else b)) for t, i,
+            (a, b) in zip(e.tokens, e.ids, e.offsets)]
 
 @patch
 def decode_ids(self: HFByteBPE, ids) -> str: return self.tok.decode([int(i) for i in ids], skip_special_tokens=False)

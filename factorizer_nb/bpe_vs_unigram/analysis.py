@@ -50,9 +50,8 @@ def boundary_prf(items: Iterable[tuple[set[int], set[int], float]]) -> dict[str,
     return dict(precision=p, recall=r, f1=2 * p * r / (p + r) if p + r else 0.0)
 
 # %% ../../nbs/bpe_vs_unigram/30_analysis.ipynb #b8341634
-def surface_gold(
-    entries: Iterable[tuple[str, list[str]]], min_morphs: int = 2
-) -> tuple[list[tuple[str, set[int]]], dict]:
+def surface_gold(entries: Iterable[tuple[str, list[str]]],
+                 min_morphs: int = 2) -> tuple[list[tuple[str, set[int]]], dict]:
     "Words whose morphemes concatenate to the surface form, with ≥ `min_morphs` morphemes, as (word, gold boundaries)."
     kept, stats = [], Counter()
     for word, morphs in entries:
@@ -63,14 +62,12 @@ def surface_gold(
     return kept, dict(stats)
 
 # %% ../../nbs/bpe_vs_unigram/30_analysis.ipynb #6b3f0d85
-def word_boundary_scores(
-    split: Callable[[str], list[str]], gold: Sequence[tuple[str, set[int]]], weight: Callable[[str], float]
-) -> dict:
+def word_boundary_scores(split: Callable[[str], list[str]], gold: Sequence[tuple[str, set[int]]],
+                         weight: Callable[[str], float]) -> dict:
     """Frequency-weighted boundary P/R/F1 of a word splitter against gold boundaries (a first piece's `▁` is not
     counted)."""
-    items = [
-        (boundaries([p.lstrip("▁") if i == 0 else p for i, p in enumerate(split(w))]), g, weight(w)) for w, g in gold
-    ]
+    items = [(boundaries([p.lstrip("▁") if i == 0 else p for i, p in enumerate(split(w))]), g, weight(w)) for w,
+             g in gold]
     return dict(boundary_prf(items), words=len(items), weighted_words=sum(1 for *_, w in items if w > 0))
 
 # %% ../../nbs/bpe_vs_unigram/30_analysis.ipynb #56fbdbf9

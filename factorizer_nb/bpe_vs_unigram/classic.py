@@ -50,19 +50,14 @@ class SubwordTokenizer(Tokenizer):
         "Ids as ints, each an ordinary (non-special) id of this tokenizer."
         ids = [int(i) for i in ids]
         bad = [i for i in ids if not 0 <= i < self.base_vocab_size]
-        if bad:
-            raise ValueError(
-                f"{type(self).__name__} has no ordinary id {bad[0]} (base_vocab_size={self.base_vocab_size})"
-            )
+        if bad: raise ValueError(f"{type(self).__name__} has no ordinary id {bad[0]} "
+                                 f"(base_vocab_size={self.base_vocab_size})")
         return ids
 
     @property
-    def base_vocab_size(self) -> int:
-        return len(self.pieces)
-
+    def base_vocab_size(self) -> int: return len(self.pieces)
     @property
-    def lossless(self) -> bool:
-        return False  # characters never seen in training become [UNK]
+    def lossless(self) -> bool: return False       # characters never seen in training become [UNK]
 
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #5b19ef88
 END_OF_WORD = "</w>"
@@ -145,12 +140,8 @@ def encode_word(self: BPE, word: str) -> list[tuple[str, int, int, int]]:
         end = pos + len(text)
         if sym in self._index: out.append((sym, self._index[sym], pos, end))
         else:                                            # an unseen character, or (attach_eow) one glued to `</w>`
-            if text:
-                out.append(
-                    (text, self._index[text], pos, end)
-                    if text in self._index
-                    else (UNK, self.special_id(UNK), pos, end)
-                )
+            if text: out.append((text, self._index[text], pos,
+                                 end) if text in self._index else (UNK, self.special_id(UNK), pos, end))
             if last: out.append((END_OF_WORD, self._index[END_OF_WORD], end, end))
         pos = end
     return out
@@ -172,12 +163,8 @@ def token_text(self: BPE, token: str) -> str | None:
 @patch
 def config(self: BPE) -> dict:
     "The merges (with their counts), the piece list and the symbol convention."
-    return dict(
-        attach_eow=self.attach_eow,
-        merges=[list(m) for m in self.merges],
-        merge_counts=list(self.merge_counts),
-        pieces=list(self.pieces),
-    )
+    return dict(attach_eow=self.attach_eow, merges=[list(m) for m in self.merges], merge_counts=list(self.merge_counts),
+                pieces=list(self.pieces))
 
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #7621c9db
 @patch(cls_method=True)
@@ -233,12 +220,8 @@ def split_word(self: WordPiece, word: str) -> list[str]:
     while start < len(word):
         for end in range(min(len(word), start + self._max_len), start, -1):      # no piece is longer than _max_len
             cand = word[start:end] if start == 0 else CONT + word[start:end]
-            if cand in self._index and not (start == 0 and is_continuation(cand)):
-                pieces.append(cand)
-                start = end
-                break
-        else:
-            return [UNK]
+            if cand in self._index and not (start == 0 and is_continuation(cand)): pieces.append(cand); start = end; break
+        else: return [UNK]
     return pieces
 
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #355d62f9
@@ -289,9 +272,8 @@ def from_config(cls: WordPiece, config: dict) -> WordPiece:
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #b9d5b047
 def substring_counts(counts: dict[str, int]) -> dict[str, int]:
     "Every strict substring of some word, with its occurrences weighted by word frequency (single characters always)."
-    strict = {
-        w[i:j] for w in counts for i in range(len(w)) for j in range(i + 1, len(w) + 1) if j - i < len(w) or len(w) == 1
-    }
+    strict = {w[i:j] for w in counts for i in range(len(w)) for j in range(i + 1,
+                                                                           len(w) + 1) if j - i < len(w) or len(w) == 1}
     out: dict[str, int] = {}
     for w, c in counts.items():
         for i in range(len(w)):
@@ -319,9 +301,8 @@ def viterbi(word: str, logp: dict[str, float], max_len: int | None = None) -> tu
 def _forward_backward(word: str, logp: dict[str, float]) -> tuple[float, dict[str, float]]:
     "log Σ over segmentations of p(segmentation), and the expected count of each piece in one occurrence of `word`."
     n = len(word)
-    def lse(a, b):
-        return b if a == -math.inf else a if b == -math.inf else max(a, b) + math.log1p(math.exp(-abs(a - b)))
-
+    def lse(a,
+            b): return b if a == -math.inf else a if b == -math.inf else max(a, b) + math.log1p(math.exp(-abs(a - b)))
     alpha, beta = [0.0] + [-math.inf] * n, [-math.inf] * n + [0.0]
     for end in range(1, n + 1):
         for start in range(end):
@@ -337,9 +318,8 @@ def _forward_backward(word: str, logp: dict[str, float]) -> tuple[float, dict[st
         for end in range(start + 1, n + 1):
             lp = logp.get(word[start:end])
             if lp is not None and alpha[start] > -math.inf:
-                expected[word[start:end]] = expected.get(word[start:end], 0.0) + math.exp(
-                    alpha[start] + lp + beta[end] - z
-                )
+                expected[word[start:end]] = expected.get(word[start:end],
+                                                         0.0) + math.exp(alpha[start] + lp + beta[end] - z)
     return z, expected
 
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #800b5c62
@@ -368,8 +348,8 @@ def _em(self: Unigram, counts: dict[str, int], logp: dict[str, float], iteration
     for _ in range(iterations):
         exp_counts: dict[str, float] = {}
         for w, c in counts.items():
-            for piece, e in _forward_backward(w, logp)[1].items():
-                exp_counts[piece] = exp_counts.get(piece, 0.0) + c * e
+            for piece, e in _forward_backward(w,
+                                              logp)[1].items(): exp_counts[piece] = exp_counts.get(piece, 0.0) + c * e
         total = sum(exp_counts.values())
         logp = {p: math.log(exp_counts[p] / total) if exp_counts.get(p, 0) > 0 else -1e9 for p in logp}
     return logp

@@ -31,8 +31,8 @@ def _count_file(rel: str) -> dict[str, int]:
     for i, line in enumerate(read_text(rel).splitlines(), 1):
         if not line.strip(): continue
         parts = line.split(None, 1)
-        if len(parts) != 2 or not parts[0].isdigit():
-            raise ValueError(f"{rel}:{i}: expected `count word`, got {line!r}")
+        if len(parts) != 2 or not parts[0].isdigit(): raise ValueError(f"{rel}:{i}: expected `count word`, got "
+                                                                       f"{line!r}")
         out[parts[1].strip()] = out.get(parts[1].strip(), 0) + int(parts[0])
     return out
 
@@ -145,9 +145,7 @@ def text_note(source: str) -> str:
         rel = source.split(":", 1)[1]
         if source.startswith("ud:"): return f"{rel} (word forms joined by spaces)"
         has = "\n# text = " in "\n" + read_text(rel)
-        return (
-            f"{rel} ({'its # text lines' if has else 'word forms joined by spaces: the treebank has no # text lines'})"
-        )
+        return f"{rel} ({'its # text lines' if has else 'word forms joined by spaces: the treebank has no # text lines'})"
     return source
 
 # %% ../../nbs/core/02_corpora.ipynb #4e65ece1
@@ -198,9 +196,8 @@ def json_cached(name: str, key: dict, compute):
     value = compute()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(
-            path, lambda t: t.write_text(json.dumps(dict(key=key, value=value), ensure_ascii=False), encoding="utf-8")
-        )
+        atomic_write(path, lambda t: t.write_text(json.dumps(dict(key=key, value=value), ensure_ascii=False),
+                                                  encoding="utf-8"))
     except OSError as e: warnings.warn(f"could not keep {name} in {path.parent} ({e}); it is recomputed next time")
     return value
 
@@ -243,8 +240,8 @@ def cased_counts(counts: Sequence[tuple[str, int]], casings: dict[str, dict[str,
                  prior_weight: float = 1.0) -> list[tuple[str, int]]:
     """Spread each folded word's count over its spellings: those seen in cased text, smoothed towards the language's
     casing prior."""
-    if prior_weight < 0 or not math.isfinite(prior_weight):
-        raise ValueError(f"prior_weight must be finite and >= 0, got {prior_weight}")
+    if prior_weight < 0 or not math.isfinite(prior_weight): raise ValueError(f"prior_weight must be finite and >= 0, "
+                                                                             f"got {prior_weight}")
     prior, out = _case_prior(casings, lang), {}
     for w, c in counts:
         seen = casings.get(w, {})
@@ -277,16 +274,14 @@ def _casing_used(words: WordList) -> str | None:
     if words.case_text == "-": return "no cased text outside the evaluation split"
     return None
 
-
-def _spread_counts(
-    freq: str, lang: str, case_text: tuple[str, ...] | None, prior_weight: float
-) -> tuple[tuple[str, int], ...]:
+def _spread_counts(freq: str, lang: str, case_text: tuple[str, ...] | None,
+                   prior_weight: float) -> tuple[tuple[str, int], ...]:
     "`freq`'s counts, spread over the casings seen in `case_text` if it is given and the list is case-folded."
     counts = word_counts(freq)
-    if case_text is not None and is_case_folded(counts, lang):
-        counts = cased_counts(counts, casing_counts(case_text, lang), lang, prior_weight)
+    if case_text is not None and is_case_folded(counts, lang): counts = cased_counts(counts,
+                                                                                     casing_counts(case_text, lang),
+                                                                                     lang, prior_weight)
     return tuple(counts)
-
 
 @lru_cache(maxsize=4)
 def _spread_wordfreq(data: str, *key) -> tuple[tuple[str, int], ...]:

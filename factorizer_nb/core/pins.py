@@ -173,9 +173,8 @@ def _record(self: Pins, name: str, compute: Callable[[], object], **fingerprint)
     if not self.on: return _jsonable(compute())
     if (meta := self._read(name, fingerprint, "record")) is not None: return meta["value"]
     value = _jsonable(compute())
-    _write_meta(
-        self, name, dict(kind="record", fingerprint=_jsonable(fingerprint), value=value, made_on=machine_record())
-    )
+    _write_meta(self, name,
+                dict(kind="record", fingerprint=_jsonable(fingerprint), value=value, made_on=machine_record()))
     return value
 
 Pins.record = _record

@@ -54,8 +54,8 @@ def profile_chain(cp: configparser.ConfigParser, profile: str) -> list[str]:
     while name != "paper":                                       # "paper" is [DEFAULT] alone
         sec = f"profile:{name}"
         if sec not in cp: raise KeyError(f"settings.ini has no section [{sec}]")
-        if sec in chain:
-            raise ValueError(f"settings.ini: profile {profile!r} extends itself ({' -> '.join(chain + [sec])})")
+        if sec in chain: raise ValueError(f"settings.ini: profile {profile!r} extends itself "
+                                          f"({' -> '.join(chain + [sec])})")
         chain.append(sec)
         name = cp[sec].get("extends", "paper").strip()
     return chain[::-1]
@@ -63,11 +63,8 @@ def profile_chain(cp: configparser.ConfigParser, profile: str) -> list[str]:
 def load_settings(lang: str = "en", profile: str = "paper", path: str | Path | None = None) -> dict:
     "Merged settings: `[DEFAULT]`, then the profile (after the profiles it extends), then `[<lang>]`."
     cp = read_settings(path)
-    if lang not in cp:
-        raise KeyError(
-            f"settings.ini has no section [{lang}]; languages: "
-            f"{[s for s in cp.sections() if ':' not in s and s != 'DEFAULT']}"
-        )
+    if lang not in cp: raise KeyError(f"settings.ini has no section [{lang}]; languages: "
+                                      f"{[s for s in cp.sections() if ':' not in s and s != 'DEFAULT']}")
     out = {}
     for s in ("DEFAULT", *profile_chain(cp, profile), lang):
         if s in cp: out.update({k: _convert(v) for k, v in cp[s].items()})

@@ -33,10 +33,8 @@ def registry() -> dict[str, DataFile]:
     "Known data files by relative path, from `data/registry.tsv`."
     with open(project_root() / "data" / "registry.tsv", encoding="utf-8", newline="") as f:
         rows = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        return {
-            r["path"]: DataFile(r["path"], r["url"], r["sha256"], int(r["bytes"]), r["license"], r.get("note", ""))
-            for r in rows
-        }
+        return {r["path"]: DataFile(r["path"], r["url"], r["sha256"], int(r["bytes"]), r["license"],
+                                    r.get("note", "")) for r in rows}
 
 # %% ../../nbs/core/01_sources.ipynb #73f347f5
 _verified: dict[Path, tuple] = {}
@@ -81,10 +79,9 @@ def fetch(rel: str, dest: Path | None = None, opener=urllib.request.urlopen) -> 
     try:
         with opener(entry.url, timeout=60) as r: raw = r.read()
     except (OSError, ValueError) as e:                       # URLError (offline, DNS, HTTP) is an OSError
-        raise DataError(
-            f"Could not download {rel} from {entry.url} ({getattr(e, 'reason', e)}); if this machine is offline, "
-            f"point $FACTORIZER_NB_DATA at a data mirror that has it."
-        ) from e
+        raise DataError(f"Could not download {rel} from {entry.url} ({getattr(e, 'reason', e)}); if this machine is "
+                        "offline, "
+                        f"point $FACTORIZER_NB_DATA at a data mirror that has it.") from e
     if hashlib.sha256(raw).hexdigest() != entry.sha256:
         raise DataError(f"Downloaded {entry.url} but its sha256 differs from data/registry.tsv; nothing was written.")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -105,10 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.core.sources")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("download", help="fetch missing files from their public URLs").add_argument("paths", nargs="*")
-    sub.add_parser(
-        "check",
-        help="check that every file of data/registry.tsv is in the data directory, decompresses, and has its sha256",
-    )
+    sub.add_parser("check", help="check that every file of data/registry.tsv is in the data directory, decompresses, "
+                                 "and has its sha256")
     a = ap.parse_args(argv)
     if a.cmd == "download":
         try:
@@ -119,11 +114,9 @@ def main(argv: list[str] | None = None) -> int:
             for rel, e in registry().items():
                 if e.url == "-": print(f"not downloadable (assembled from several sources): {rel}: {e.note}")
         return 0
-    print(
-        f"Checking the {len(registry())} files of data/registry.tsv in {data_dir()}: present, readable (decompressed "
-        "if .xz), "
-        f"and the sha256 of the content as registered."
-    )
+    print(f"Checking the {len(registry())} files of data/registry.tsv in {data_dir()}: present, readable (decompressed "
+          "if .xz), "
+          f"and the sha256 of the content as registered.")
     bad = 0
     for rel in registry():
         try: read_bytes(rel); print(f"ok       {rel}")

@@ -21,26 +21,11 @@ from ..core.sources import read_text
 from ..core.protocol import Tokenizer
 from ..core.pins import Pins, PinError
 from .ud_data import read_treebank, parse_conllu, count_sentences, syntactic_words, UD_METRICS
-from factorizer_nb.downstream.tokenizer_points import (
-    FAMILIES,
-    Point,
-    factorizer_points,
-    bpe_point,
-    unigram_point,
-    spm_bpe,
-    sage_point,
-    SaGePointConfig,
-    subwords_per_word,
-)
+from .tokenizer_points import (FAMILIES, Point, factorizer_points, bpe_point, unigram_point,
+                                                       spm_bpe, sage_point,
+                                                      SaGePointConfig, subwords_per_word)
 from .parser import ParserConfig, encode_words
-from factorizer_nb.downstream.parser_training import (
-    LOG,
-    ParserTraining,
-    ledger_hit,
-    run_fingerprint,
-    train_parser,
-    train_parser_threads,
-)
+from .parser_training import LOG, ParserTraining, ledger_hit, run_fingerprint, train_parser, train_parser_threads
 
 # %% auto #0
 __all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'thread_shares', 'thread_phases', 'train_parsers',
@@ -49,13 +34,9 @@ __all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'thread_
 # %% ../../nbs/downstream/43_experiments.ipynb #accc9af2
 def noisy_forms(sents: Sequence[conllu.TokenList], p_noise: float, seed: int = 0) -> list[list[str]]:
     "The word forms of `sents` with seeded character noise (`add_noise`), one list per sentence."
-    return [
-        [
-            add_noise(w["form"], p_noise, seed=(seed * 1_000_003 + i) * 1_000 + k)
-            for k, w in enumerate(syntactic_words(s))
-        ]
-        for i, s in enumerate(sents)
-    ]
+    return [[add_noise(w["form"], p_noise, seed=(seed * 1_000_003 + i) * 1_000 + k) for k,
+             w in enumerate(syntactic_words(s))]
+            for i, s in enumerate(sents)]
 
 # %% ../../nbs/downstream/43_experiments.ipynb #9fbcff82
 def thread_shares(todo: Sequence[bool], workers: int, total: int) -> list[int]:
@@ -83,70 +64,34 @@ def train_parsers(kws: Sequence[dict], workers: int = 1, todo: Sequence[bool] | 
     out, spawn = [None] * len(kws), multiprocessing.get_context("spawn")
     for phase in thread_phases(shares):
         with ProcessPoolExecutor(min(workers, len(phase)), mp_context=spawn) as pool:
-            for i, scores in zip(
-                phase, pool.map(train_parser_threads, [shares[i] for i in phase], [kws[i] for i in phase])
-            ):
-                out[i] = scores
+            for i, scores in zip(phase, pool.map(train_parser_threads, [shares[i] for i in phase],
+                                                 [kws[i] for i in phase])): out[i] = scores
     return out
 
-
-def run_grid(
-    points: Sequence[Point],
-    train: Sequence,
-    dev: Sequence,
-    out_root: str | Path,
-    seeds: Sequence[int],
-    *,
-    config: ParserConfig,
-    training: ParserTraining,
-    device: str = "cpu",
-    progress: bool = True,
-    eval_every: int = 1,
-    workers: int = 1,
-    ledger: str | Path | None = None,
-    shared_ledgers: Sequence[str | Path] = (),
-    ledger_only: bool = False,
-) -> pd.DataFrame:
+def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: str | Path, seeds: Sequence[int], *,
+             config: ParserConfig, training: ParserTraining, device: str = "cpu", progress: bool = True,
+             eval_every: int = 1,
+             workers: int = 1, ledger: str | Path | None = None, shared_ledgers: Sequence[str | Path] = (),
+             ledger_only: bool = False) -> pd.DataFrame:
     "A parser for every point and seed (each resumed), `workers` at a time; a row per run with its dev scores."
     # With `ledger`, each finished run is recorded in (and read back from) `ledger/<point>/seed<k>.json`,
     # and read back from the `shared_ledgers` too; `ledger_only`: train nothing, and raise a `PinError`
     # naming the runs the ledger lacks.
     jobs = [(p, seed) for p in points for seed in seeds]
-    kws = [
-        dict(
-            tokenizer=p.tokenizer,
-            train=train,
-            dev=dev,
-            out_dir=Path(out_root) / p.key / f"seed{seed}",
-            config=config,
-            training=replace(training, seed=seed),
-            device=device,
-            progress=progress and workers == 1,
-            eval_every=eval_every,
-            ledger=Path(ledger) / p.key / f"seed{seed}.json" if ledger else None,
-            shared_ledgers=tuple(shared_ledgers),
-        )
-        for p, seed in jobs
-    ]
+    kws = [dict(tokenizer=p.tokenizer, train=train, dev=dev, out_dir=Path(out_root) / p.key / f"seed{seed}",
+                config=config,
+                training=replace(training,
+                                 seed=seed), device=device, progress=progress and workers == 1, eval_every=eval_every,
+                ledger=Path(ledger) / p.key / f"seed{seed}.json" if ledger else None,
+                shared_ledgers=tuple(shared_ledgers)) for p, seed in jobs]
     todo = [ledger_hit(**kw) is None for kw in kws] if ledger_only else None      # looked up once, passed on
     if missing := [f"{p.key}/seed{seed}" for (p, seed), t in zip(jobs, todo or []) if t]:
         raise PinError(f"the ledger {ledger} records no parser for {', '.join(missing)} (`make pin`)")
     scores = train_parsers(kws, workers, todo)
     spw = {p.key: subwords_per_word(p.tokenizer, dev) for p in points}
-    return pd.DataFrame(
-        [
-            dict(
-                family=p.family,
-                setting=p.setting,
-                tokenizer=p.tokenizer.name,
-                seed=seed,
-                subwords_per_word=spw[p.key],
-                **{m: sc[m] for m in UD_METRICS},
-            )
-            for (p, seed), sc in zip(jobs, scores)
-        ]
-    )
-
+    return pd.DataFrame([dict(family=p.family, setting=p.setting, tokenizer=p.tokenizer.name, seed=seed,
+                              subwords_per_word=spw[p.key],
+                              **{m: sc[m] for m in UD_METRICS}) for (p, seed), sc in zip(jobs, scores)])
 
 def learning_curves(root: str | Path, points: Sequence[Point], seeds: Sequence[int]) -> pd.DataFrame:
     """Dev scores after every scored epoch of each point's runs under `root` (their train_log.csv): family, setting,
@@ -173,9 +118,8 @@ def frontier_gap(summary: pd.DataFrame, metric: str = "LAS", reference: str = "B
     if len(ref) < 2: return pd.Series(np.nan, index=summary.index, name=f"{metric}_vs_{reference}")
     x, y = ref.subwords_per_word.to_numpy(float), ref[metric].to_numpy(float)
     inside = (summary.family != reference) & summary.subwords_per_word.between(x[0], x[-1])
-    return (
-        (summary[metric] - np.interp(summary.subwords_per_word, x, y)).where(inside).rename(f"{metric}_vs_{reference}")
-    )
+    return (summary[metric] - np.interp(summary.subwords_per_word, x,
+                                        y)).where(inside).rename(f"{metric}_vs_{reference}")
 
 
 # %% ../../nbs/downstream/43_experiments.ipynb #a50e0002
@@ -183,17 +127,14 @@ ASO_TAU = 0.2  # the FACTORIZER paper's threshold: eps_min < tau is almost stoch
 ASO_CONFIDENCE = 0.95   # its confidence level (alpha = 0.05), Bonferroni-corrected for the number of comparisons
 ASO_MIN_SEEDS = 3       # fewer scores a side than this give NaN
 
-
-def aso_eps_min(
-    a: Sequence[float], b: Sequence[float], *, seed: int, comparisons: int = 1, min_seeds: int = ASO_MIN_SEEDS
-) -> float:
+def aso_eps_min(a: Sequence[float], b: Sequence[float], *, seed: int, comparisons: int = 1,
+                min_seeds: int = ASO_MIN_SEEDS) -> float:
     """ASO epsilon_min of scores `a` over `b` (deepsig; NaN with fewer than `min_seeds` a side, one value in all, or a
     non-finite score)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if min(len(a), len(b)) < min_seeds or not np.isfinite(np.r_[a, b]).all() or np.ptp(np.r_[a, b]) == 0: return np.nan
-    return float(
-        aso(a, b, confidence_level=ASO_CONFIDENCE, num_comparisons=comparisons, seed=seed, show_progress=False)
-    )
+    return float(aso(a, b, confidence_level=ASO_CONFIDENCE, num_comparisons=comparisons, seed=seed,
+                     show_progress=False))
 
 # %% ../../nbs/downstream/43_experiments.ipynb #5e1d2a71
 @dataclass
@@ -222,27 +163,20 @@ class ParserExperiment:
             raise ValueError(f"{lang} has no training and dev treebank (parser_train/parser_dev in settings.ini)")
         ledgers, first = project_root() / "data" / "ledger", lambda key: int(S[key]) or None    # 0: every sentence
         train_text = read_text(S["parser_train"])  # read once: counted, and its first sentences parsed
-        return cls(
-            S,
-            Path(work_dir) if work_dir else run_dir(lang, profile=profile),
-            count_sentences(train_text),
-            parse_conllu(train_text, S["parser_train"], limit=first("ud_train_sentences")),
-            read_treebank(S["parser_dev"], limit=first("ud_dev_sentences")),
-            [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))],
-            ParserConfig.from_settings(S),
-            ParserTraining.from_settings(S),
-            device or ("cuda" if torch.cuda.is_available() else "cpu"),
-            Path(work_dir) / "ledger" if work_dir else ledgers / f"{lang}-{profile}",
-            tuple(ledgers / f"{lang}-{p}" for p in str(S.get("ud_ledger_shared") or "").split()),
-        )
+        return cls(S, Path(work_dir) if work_dir else run_dir(lang, profile=profile), count_sentences(train_text),
+                   parse_conllu(train_text, S["parser_train"], limit=first("ud_train_sentences")),
+                   read_treebank(S["parser_dev"], limit=first("ud_dev_sentences")),
+                   [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))],
+                   ParserConfig.from_settings(S), ParserTraining.from_settings(S),
+                   device or ("cuda" if torch.cuda.is_available() else "cpu"),
+                   Path(work_dir) / "ledger" if work_dir else ledgers / f"{lang}-{profile}",
+                   tuple(ledgers / f"{lang}-{p}" for p in str(S.get("ud_ledger_shared") or "").split()))
 
     @property
-    def grid_root(self) -> Path:
-        return self.work / "ud" / "fig4"  # shared by Figures 4 and 6 and the ablation
+    def grid_root(self) -> Path: return self.work / "ud" / "fig4"         # shared by Figures 4 and 6 and the ablation
 
     @property
-    def tok_dir(self) -> Path:
-        return self.work / "ud" / "tokenizers"
+    def tok_dir(self) -> Path: return self.work / "ud" / "tokenizers"
 
     def counts(self) -> list[tuple[str, int]]:
         "The word list the VQ-VAE was trained on, which BPE and Unigram LM are trained on too."
@@ -250,23 +184,14 @@ class ParserExperiment:
 
     def note(self) -> str:
         "The language's data notes (substitute splits), and a dev subset if one is used, for captions."
-        subset = (
-            f" Scored on the first {len(self.dev):,} dev sentences only (ud_dev_sentences)."
-            if int(self.S["ud_dev_sentences"])
-            else ""
-        )
-        shared = (
-            f" A run that the ledger of profile "
-            f"{', '.join(repr(p.name.split('-', 1)[1]) for p in self.shared_ledgers)} records under the same "
-            f"fingerprint (tokenizer, data, settings and seed) is read back from it, not retrained."
-            if self.read_shared
-            else ""
-        )
-        return (
-            subset
-            + shared
-            + "".join(f" Data note: {self.S[k]}." for k in ("parser_note", "data_note") if self.S.get(k))
-        )
+        subset = (f" Scored on the first {len(self.dev):,} dev sentences only "
+                  "(ud_dev_sentences).") if int(self.S["ud_dev_sentences"]) else ""
+        shared = (f" A run that the ledger of profile "
+                  f"{', '.join(repr(p.name.split('-', 1)[1]) for p in self.shared_ledgers)} records under the same "
+                  f"fingerprint (tokenizer, data, settings and seed) is read back from it, not "
+                  "retrained." if self.read_shared else "")
+        return subset + shared + "".join(f" Data note: {self.S[k]}." for k in ("parser_note",
+                                                                               "data_note") if self.S.get(k))
 
     def grid(self, points: Sequence[Point], progress: bool = True, workers: int = 1, ledger: bool = False,
              pins: Pins | None = None) -> pd.DataFrame:
@@ -276,22 +201,12 @@ class ParserExperiment:
         pinned = bool(pins and pins.on)                            # the parsers are recorded beside the pins
         ledger = ledger or pinned
         self.read_shared |= bool(ledger and self.shared_ledgers)
-        return run_grid(
-            points,
-            self.train,
-            self.dev,
-            self.grid_root,
-            self.seeds,
-            config=self.config,
-            training=self.training,
-            device=self.device,
-            progress=progress,
-            eval_every=self.S["ud_eval_every"],
-            workers=workers,
-            ledger=(pins.root.parent if pinned else self.ledger_dir) if ledger else None,
-            shared_ledgers=self.shared_ledgers if ledger else (),
-            ledger_only=bool(pins and pins.mode == "use"),
-        )
+        return run_grid(points, self.train, self.dev, self.grid_root, self.seeds, config=self.config,
+                        training=self.training,
+                        device=self.device, progress=progress, eval_every=self.S["ud_eval_every"], workers=workers,
+                        ledger=(pins.root.parent if pinned else self.ledger_dir) if ledger else None,
+                        shared_ledgers=self.shared_ledgers if ledger else (),
+                        ledger_only=bool(pins and pins.mode == "use"))
 
     def fingerprint(self, point: Point, seed: int) -> dict:
         "The fingerprint of `point`'s run with `seed`, under which its record and pinned evaluations are filed."

@@ -36,14 +36,10 @@ def _feats(f) -> str:
 def word_values(sent: conllu.TokenList) -> dict[str, list]:
     "Gold value of every field for the syntactic words of `sent` (lemma as an edit rule), and the heads."
     ws = syntactic_words(sent)
-    return dict(
-        upos=[w["upos"] or "_" for w in ws],
-        xpos=[w["xpos"] or "_" for w in ws],
-        feats=[_feats(w["feats"]) for w in ws],
-        lemma=[lemma_rule(w["form"], w["lemma"] or "") for w in ws],
-        deprel=[w["deprel"] or "_" for w in ws],
-        head=[w["head"] if w["head"] is not None else 0 for w in ws],
-    )
+    return dict(upos=[w["upos"] or "_" for w in ws], xpos=[w["xpos"] or "_" for w in ws],
+                feats=[_feats(w["feats"]) for w in ws],
+                lemma=[lemma_rule(w["form"], w["lemma"] or "") for w in ws], deprel=[w["deprel"] or "_" for w in ws],
+                head=[w["head"] if w["head"] is not None else 0 for w in ws])
 
 # %% ../../nbs/downstream/41_parser.ipynb #2bef6198
 @dataclass
@@ -61,11 +57,9 @@ class LabelSet:
 
     def __post_init__(self): self._index = {f: {v: i for i, v in enumerate(vs)} for f, vs in self.classes.items()}
     def size(self, field: str) -> int: return len(self.classes[field])
-    def encode(self, field: str, values: Sequence[str]) -> list[int]:
-        return [self._index[field].get(v, IGNORE) for v in values]
-
-    def decode(self, field: str, ids: Sequence[int]) -> list[str]:
-        return [self.classes[field][i] for i in ids]
+    def encode(self, field: str,
+               values: Sequence[str]) -> list[int]: return [self._index[field].get(v, IGNORE) for v in values]
+    def decode(self, field: str, ids: Sequence[int]) -> list[str]: return [self.classes[field][i] for i in ids]
 
 # %% ../../nbs/downstream/41_parser.ipynb #f8d2239c
 @dataclass
@@ -84,9 +78,8 @@ def encode_words(tokenizer: Tokenizer, forms: Sequence[str]) -> EncodedSentence:
     return EncodedSentence(ids, index, len(forms))
 
 # %% ../../nbs/downstream/41_parser.ipynb #8d8d0c0d
-def collate(
-    batch: Sequence[EncodedSentence], pad_id, targets: Sequence[dict[str, list[int]]] | None = None
-) -> dict[str, torch.Tensor]:
+def collate(batch: Sequence[EncodedSentence], pad_id,
+            targets: Sequence[dict[str, list[int]]] | None = None) -> dict[str, torch.Tensor]:
     """Padded tensors of a batch: ids [B, T, *id_shape], word_index [B, T] (-1 = padding), n_words [B], and targets [B,
     W]."""
     B, T, W = len(batch), max([len(e.ids) for e in batch] + [1]), max([e.n_words for e in batch] + [1])
@@ -94,9 +87,7 @@ def collate(
     out = dict(ids=pad.expand(B, T, *pad.shape).clone(), word_index=torch.full((B, T), -1, dtype=torch.long),
                n_words=torch.tensor([e.n_words for e in batch], dtype=torch.long))
     for b, e in enumerate(batch):
-        if e.ids:
-            out["ids"][b, : len(e.ids)] = torch.tensor(e.ids, dtype=torch.long)
-            out["word_index"][b, : len(e.ids)] = torch.tensor(e.word_index)
+        if e.ids: out["ids"][b, :len(e.ids)] = torch.tensor(e.ids, dtype=torch.long); out["word_index"][b, :len(e.ids)] = torch.tensor(e.word_index)
     for f in (targets[0] if targets else {}):
         out[f] = torch.full((B, W), IGNORE, dtype=torch.long)
         for b, t in enumerate(targets): out[f][b, :len(t[f])] = torch.tensor(t[f], dtype=torch.long)
@@ -171,10 +162,9 @@ class Parser(nn.Module):
         self.config, self.sizes = config, dict(sizes)
         self.embed = subword_embedding(tokenizer, c.embed_dim)
         self.register_buffer("unk_id", torch.tensor(tokenizer.special_id("[UNK]"), dtype=torch.long), persistent=False)
-        self.lstms = nn.ModuleList(
-            nn.LSTM(c.embed_dim if k == 0 else H, c.lstm_dim, batch_first=True, bidirectional=True)
-            for k in range(c.lstm_layers)
-        )
+        self.lstms = nn.ModuleList(nn.LSTM(c.embed_dim if k == 0 else H, c.lstm_dim, batch_first=True,
+                                           bidirectional=True)
+                                   for k in range(c.lstm_layers))
         self.build_heads(H)
 
     def build_heads(self, H: int):
@@ -199,8 +189,8 @@ def _word_dropout(ids: torch.Tensor, word_index: torch.Tensor, p: float, unk: to
 
 def _encode(self: Parser, ids: torch.Tensor, word_index: torch.Tensor, n_words: torch.Tensor) -> torch.Tensor:
     "Contextual word states [B, W+1, 2*lstm_dim], position 0 being the root."
-    if self.training and self.config.word_dropout > 0:
-        ids = _word_dropout(ids, word_index, self.config.word_dropout, self.unk_id)
+    if self.training and self.config.word_dropout > 0: ids = _word_dropout(ids, word_index, self.config.word_dropout,
+                                                                           self.unk_id)
     W = int(n_words.max()) if len(n_words) else 0
     x = self.bilstm(self.drop(pool_batch(self.drop(self.embed(ids)), word_index, max(W, 1))), n_words)   # [B, W, H]
     return torch.cat([self.root.expand(x.shape[0], 1, -1).to(x.dtype), x], 1)   # [B, W+1, H]
@@ -245,9 +235,8 @@ Parser.forward, Parser.label_logits = _forward, label_logits
 def parser_loss(model: Parser, batch: dict[str, torch.Tensor], label_smoothing: float = 0.0) -> dict[str, torch.Tensor]:
     "Cross-entropy of each head (labels at the gold heads) and their sum under `loss`."
     out = model(batch)
-    ce = lambda logits, target, ls: F.cross_entropy(
-        logits.flatten(0, 1).float(), target.flatten(), ignore_index=IGNORE, label_smoothing=ls
-    )
+    ce = lambda logits, target, ls: F.cross_entropy(logits.flatten(0, 1).float(), target.flatten(), ignore_index=IGNORE,
+                                                    label_smoothing=ls)
     losses = {f: ce(out[f], batch[f], label_smoothing) for f in TAG_FIELDS}
     gold = batch["head"]
     losses["arcs"] = ce(out["arcs"], gold, 0.0)

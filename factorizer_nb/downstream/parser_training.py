@@ -15,18 +15,9 @@ from ..core.sources import DataError
 from ..core.settings import atomic_write, config_from, load_settings, run_dir, LANGS
 from ..core.protocol import Tokenizer, load_tokenizer
 from .ud_data import read_treebank, syntactic_words, write_conllu, score_conllu
-from factorizer_nb.downstream.parser import (
-    FIELDS,
-    ud_settings,
-    LabelSet,
-    Parser,
-    ParserConfig,
-    collate,
-    encode_words,
-    parser_loss,
-    predict_batch,
-    word_values,
-)
+from .parser import (FIELDS, ud_settings, LabelSet, Parser, ParserConfig, collate, encode_words,
+                                             parser_loss,
+                                              predict_batch, word_values)
 
 # %% auto #0
 __all__ = ['CHECKPOINT', 'LOG', 'FINAL', 'LOG_COLUMNS', 'ParserTraining', 'lr_factor', 'ParserData', 'predict_treebank',
@@ -52,9 +43,8 @@ class ParserTraining:
 
     @classmethod
     def from_settings(cls, settings: dict, seed: int | None = None) -> "ParserTraining":
-        return config_from(
-            cls, settings, "ud_", keys={"seed": "seed"}, **({} if seed is None else dict(seed=int(seed)))
-        )
+        return config_from(cls, settings, "ud_", keys={"seed": "seed"},
+                           **({} if seed is None else dict(seed=int(seed))))
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #466b5534
 def lr_factor(step: int, total: int, warmup: int, lr_initial: float, lr_final: float) -> float:
@@ -90,18 +80,10 @@ def _feats_value(text: str):
 
 def _batch_to(b: dict, device) -> dict: return {k: v.to(device) for k, v in b.items()}
 
-
 @torch.no_grad()
-def predict_treebank(
-    model: Parser,
-    tokenizer: Tokenizer,
-    sents: Sequence[conllu.TokenList],
-    labels: LabelSet,
-    n_samples: int = 1,
-    batch_size: int = 64,
-    seed: int = 0,
-    inputs: Sequence[Sequence[str]] | None = None,
-) -> list[conllu.TokenList]:
+def predict_treebank(model: Parser, tokenizer: Tokenizer, sents: Sequence[conllu.TokenList], labels: LabelSet,
+                     n_samples: int = 1, batch_size: int = 64, seed: int = 0,
+                     inputs: Sequence[Sequence[str]] | None = None) -> list[conllu.TokenList]:
     """Copies of `sents` with predicted UPOS, XPOS, UFeats, lemma, head and deprel (probabilities averaged over
     `n_samples` tokenizations); the model reads `inputs` (default: the word forms)."""
     if n_samples < 1: raise ValueError(f"n_samples must be >= 1, got {n_samples}")
@@ -111,60 +93,36 @@ def predict_treebank(
     model.eval()
     out = [copy.deepcopy(s) for s in sents]
     forms = [[w["form"] for w in syntactic_words(s)] for s in sents] if inputs is None else [list(f) for f in inputs]
-    if [len(f) for f in forms] != [len(syntactic_words(s)) for s in sents]:
-        raise ValueError("inputs must give one form per word of each sentence")
+    if [len(f) for f in forms] != [len(syntactic_words(s)) for s in sents]: raise ValueError("inputs must give one "
+                                                                                             "form per word of each "
+                                                                                             "sentence")
     order = sorted(range(len(sents)), key=lambda i: len(forms[i]))
     pad = tokenizer.special_id("[PAD]")
     try:
         for k in range(0, len(order), batch_size):
             idx = order[k:k + batch_size]
-            batches = [
-                _batch_to(collate([encode_words(tokenizer, forms[i]) for i in idx], pad), device)
-                for _ in range(n_samples)
-            ]
+            batches = [_batch_to(collate([encode_words(tokenizer, forms[i]) for i in idx], pad),
+                                 device) for _ in range(n_samples)]
             for i, p in zip(idx, predict_batch(model, batches, labels, [forms[i] for i in idx])):
                 for j, w in enumerate(syntactic_words(out[i])):
-                    w.update(
-                        upos=p["upos"][j],
-                        xpos=p["xpos"][j],
-                        feats=_feats_value(p["feats"][j]),
-                        lemma=p["lemma"][j],
-                        head=p["head"][j],
-                        deprel=p["deprel"][j],
-                        deps=None,
-                    )
-    finally:
-        model.train(was_training)
+                    w.update(upos=p["upos"][j], xpos=p["xpos"][j], feats=_feats_value(p["feats"][j]),
+                             lemma=p["lemma"][j],
+                             head=p["head"][j], deprel=p["deprel"][j], deps=None)
+    finally: model.train(was_training)
     return out
-
 
 def evaluate(model: Parser, tokenizer: Tokenizer, sents: Sequence[conllu.TokenList], labels: LabelSet, out_dir: Path,
              name: str = "dev", **kw) -> dict[str, float]:
     "Predict `sents`, write `{name}.gold.conllu` and `{name}.conllu` to `out_dir`, and score them with udtools."
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     gold = write_conllu(sents, Path(out_dir) / f"{name}.gold.conllu")
-    return score_conllu(
-        gold, write_conllu(predict_treebank(model, tokenizer, sents, labels, **kw), Path(out_dir) / f"{name}.conllu")
-    )
+    return score_conllu(gold, write_conllu(predict_treebank(model, tokenizer, sents, labels, **kw),
+                                           Path(out_dir) / f"{name}.conllu"))
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #345c3d54
 CHECKPOINT, LOG, FINAL = "checkpoint.pt", "train_log.csv", "parser.pt"
-LOG_COLUMNS = (
-    "epoch",
-    "loss",
-    "upos_loss",
-    "lemma_loss",
-    "arc_loss",
-    "UPOS",
-    "XPOS",
-    "UFeats",
-    "Lemmas",
-    "UAS",
-    "LAS",
-    "MLAS",
-    "BLEX",
-    "seconds",
-)
+LOG_COLUMNS = ("epoch", "loss", "upos_loss", "lemma_loss", "arc_loss", "UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS",
+               "MLAS", "BLEX", "seconds")
 
 def _sha(text: str) -> str: return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -174,19 +132,14 @@ def tokenizer_sha256(tokenizer: Tokenizer) -> str:
     h.update(json.dumps(tokenizer.config(), sort_keys=True, default=str).encode())
     return h.hexdigest()
 
-
-def parser_fingerprint(
-    tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, config: ParserConfig, training: ParserTraining
-) -> dict:
+def parser_fingerprint(tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, config: ParserConfig,
+                       training: ParserTraining) -> dict:
     """Everything that determines a parser run: settings, seed, tokenizer file (or its `tokenizer_sha256`, given) and
     both splits."""
-    return dict(
-        model=asdict(config),
-        training=asdict(training),
-        tokenizer=tokenizer if isinstance(tokenizer, str) else tokenizer_sha256(tokenizer),
-        train_sha256=_sha("".join(s.serialize() for s in train)),
-        dev_sha256=_sha("".join(s.serialize() for s in dev)),
-    )
+    return dict(model=asdict(config), training=asdict(training),
+                tokenizer=tokenizer if isinstance(tokenizer, str) else tokenizer_sha256(tokenizer),
+                train_sha256=_sha("".join(s.serialize() for s in train)),
+                dev_sha256=_sha("".join(s.serialize() for s in dev)))
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #d72c24df
 def _differing_keys(theirs: dict | None, ours: dict) -> list[str]:
@@ -196,10 +149,8 @@ def _differing_keys(theirs: dict | None, ours: dict) -> list[str]:
 def _refuse_other_run(path: Path, theirs: dict | None, ours: dict):
     "Raise if a checkpoint's fingerprint differs from this run's, naming what differs."
     if theirs == ours: return
-    raise ValueError(
-        f"{path} belongs to another run (it differs in {', '.join(_differing_keys(theirs, ours))}); use another output "
-        "directory or delete it to start over"
-    )
+    raise ValueError(f"{path} belongs to another run (it differs in {', '.join(_differing_keys(theirs, ours))}); use "
+                     "another output directory or delete it to start over")
 
 def _epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> list[list[int]]:
     "Shuffled batches of sentence indices for one epoch, seeded by (seed, epoch)."
@@ -221,9 +172,8 @@ def _ledger_record(path: Path) -> dict:
     except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{path} is not a ledger record ({e}); "
                                                                              "restore it with git or delete it") from e
     if not isinstance(rec, dict) or not {"fingerprint", "scores", "log"} <= rec.keys():
-        raise ValueError(
-            f"{path} is not a ledger record (it lacks fingerprint, scores or log); restore it with git or delete it"
-        )
+        raise ValueError(f"{path} is not a ledger record (it lacks fingerprint, scores or log); restore it with git or "
+                         "delete it")
     return rec
 
 def read_ledger(path: str | Path, fingerprint: dict) -> dict | None:
@@ -233,10 +183,8 @@ def read_ledger(path: str | Path, fingerprint: dict) -> dict | None:
     if not path.exists(): return None
     rec, ours = _ledger_record(path), _jsonable(fingerprint)
     if rec["fingerprint"] == ours: return rec
-    warnings.warn(
-        f"{path} records another run (it differs in {', '.join(_differing_keys(rec['fingerprint'], ours))}); training "
-        "this one, whose record will replace it"
-    )
+    warnings.warn(f"{path} records another run (it differs in {', '.join(_differing_keys(rec['fingerprint'], ours))}); "
+                  "training this one, whose record will replace it")
     return None
 
 def find_in_ledger(path: str | Path, fingerprint: dict, shared: Sequence[str | Path] = ()) -> dict | None:
@@ -245,10 +193,8 @@ def find_in_ledger(path: str | Path, fingerprint: dict, shared: Sequence[str | P
     path = Path(path)
     if (rec := read_ledger(path, fingerprint)) is not None: return rec
     ours = _jsonable(fingerprint)
-    for other in [
-        *sorted(path.parent.parent.glob(f"*/{path.name}")),
-        *(o for d in shared for o in sorted(Path(d).glob(f"*/{path.name}"))),
-    ]:
+    for other in [*sorted(path.parent.parent.glob(f"*/{path.name}")),
+                  *(o for d in shared for o in sorted(Path(d).glob(f"*/{path.name}")))]:
         if other != path and (rec := _ledger_record(other))["fingerprint"] == ours:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, lambda t: t.write_text(other.read_text(encoding="utf-8"), encoding="utf-8"))
@@ -258,13 +204,11 @@ def find_in_ledger(path: str | Path, fingerprint: dict, shared: Sequence[str | P
 def write_ledger(path: str | Path, fingerprint: dict, scores: dict, log: list[dict]) -> Path:
     """Record a finished run at `path`: fingerprint, final dev scores, per-epoch log, and the torch version and machine
     it ran on."""
-    rec = dict(
-        fingerprint=_jsonable(fingerprint), scores=scores, log=log, torch=torch.__version__, machine=platform.machine()
-    )
+    rec = dict(fingerprint=_jsonable(fingerprint), scores=scores, log=log, torch=torch.__version__,
+               machine=platform.machine())
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return atomic_write(
-        path, lambda t: t.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    )
+    return atomic_write(path,
+                        lambda t: t.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n", encoding="utf-8"))
 
 def run_fingerprint(tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, config: ParserConfig = ParserConfig(),
                     training: ParserTraining = ParserTraining(), build_id: str | None = None) -> dict:
@@ -272,45 +216,24 @@ def run_fingerprint(tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, 
     pretrained encoder)."""
     return parser_fingerprint(tokenizer, train, dev, config, training) | ({"model_build": build_id} if build_id else {})
 
-def ledger_hit(
-    tokenizer: Tokenizer | str,
-    train: Sequence,
-    dev: Sequence,
-    *,
-    config: ParserConfig = ParserConfig(),
-    training: ParserTraining = ParserTraining(),
-    build_id: str | None = None,
-    ledger: str | Path | None = None,
-    shared_ledgers: Sequence[str | Path] = (),
-    **_,
-) -> dict | None:
+def ledger_hit(tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, *, config: ParserConfig = ParserConfig(),
+               training: ParserTraining = ParserTraining(),
+               build_id: str | None = None, ledger: str | Path | None = None, shared_ledgers: Sequence[str | Path] = (),
+               **_) -> dict | None:
     """The record that `train_parser` with these arguments reads back instead of training (`find_in_ledger`); None if it
     would train."""
-    return (
-        find_in_ledger(ledger, run_fingerprint(tokenizer, train, dev, config, training, build_id), shared_ledgers)
-        if ledger
-        else None
-    )
+    return find_in_ledger(ledger, run_fingerprint(tokenizer, train, dev, config, training, build_id),
+                          shared_ledgers) if ledger else None
 
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #7887dd46
-def train_parser(
-    tokenizer: Tokenizer,
-    train: Sequence[conllu.TokenList],
-    dev: Sequence[conllu.TokenList],
-    out_dir: str | Path,
-    *,
-    config: ParserConfig = ParserConfig(),
-    training: ParserTraining = ParserTraining(),
-    device: str | torch.device = "cpu",
-    progress: bool = True,
-    on_epoch_end: Callable[[int, dict], None] | None = None,
-    eval_every: int = 1,
-    build: Callable[..., Parser] = Parser,
-    build_id: str | None = None,
-    ledger: str | Path | None = None,
-    shared_ledgers: Sequence[str | Path] = (),
-) -> dict[str, float]:
+def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: Sequence[conllu.TokenList],
+                 out_dir: str | Path, *,
+                 config: ParserConfig = ParserConfig(), training: ParserTraining = ParserTraining(),
+                 device: str | torch.device = "cpu",
+                 progress: bool = True, on_epoch_end: Callable[[int, dict], None] | None = None, eval_every: int = 1,
+                 build: Callable[..., Parser] = Parser, build_id: str | None = None, ledger: str | Path | None = None,
+                 shared_ledgers: Sequence[str | Path] = ()) -> dict[str, float]:
     """Train a parser on `train` with `tokenizer`, resuming from `out_dir`'s checkpoint; returns the dev scores of the
     last epoch (dev is scored every `eval_every` epochs and after the last). `build(tokenizer, sizes, config)` makes
     the model (a pretrained encoder: `build_id` names it in the fingerprint). With `ledger`, a finished run is
@@ -326,17 +249,11 @@ def train_parser(
     data = ParserData.build(train, labels)
     torch.manual_seed(t.seed)
     model = build(tokenizer, {f: labels.size(f) for f in FIELDS}, config).to(device)
-    opt = torch.optim.AdamW(
-        model.parameters(),
-        lr=t.lr_initial,
-        betas=(t.adam_beta1, t.adam_beta2),
-        eps=t.adam_eps,
-        weight_decay=t.weight_decay,
-    )
+    opt = torch.optim.AdamW(model.parameters(), lr=t.lr_initial, betas=(t.adam_beta1, t.adam_beta2), eps=t.adam_eps,
+                            weight_decay=t.weight_decay)
     total = t.epochs * math.ceil(len(data) / t.batch_size)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: lr_factor(s, total, t.warmup_steps, t.lr_initial, t.lr_final)
-    )
+    sched = torch.optim.lr_scheduler.LambdaLR(opt,
+                                              lambda s: lr_factor(s, total, t.warmup_steps, t.lr_initial, t.lr_final))
     start, rows, scores = 0, [], {}
     if (ck_path := out / CHECKPOINT).exists():
         ck = torch.load(ck_path, map_location=device, weights_only=False)
@@ -348,12 +265,10 @@ def train_parser(
         scores = ck["scores"]
     _write_log(out / LOG, rows)
     pad, encoded = tokenizer.special_id("[PAD]"), None
-    autocast = (
-        torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else torch.autocast("cpu", enabled=False)
-    )
-    bar = tqdm(
-        range(start, t.epochs), desc=f"parser {tokenizer.name}", disable=not progress, initial=start, total=t.epochs
-    )
+    autocast = torch.autocast("cuda",
+                              dtype=torch.bfloat16) if device.type == "cuda" else torch.autocast("cpu", enabled=False)
+    bar = tqdm(range(start, t.epochs), desc=f"parser {tokenizer.name}", disable=not progress, initial=start,
+               total=t.epochs)
     for epoch in bar:
         began = time.perf_counter()
         if tokenizer.samples: tokenizer.reseed(t.seed * 1_000_003 + epoch)
@@ -363,8 +278,8 @@ def train_parser(
         for idx in _epoch_batches(len(data), t.batch_size, t.seed, epoch):
             batch = _batch_to(collate([encoded[i] for i in idx], pad, [data.targets[i] for i in idx]), device)
             with autocast: losses = parser_loss(model, batch, t.label_smoothing)
-            if not torch.isfinite(losses["loss"]):
-                raise FloatingPointError(f"non-finite loss in epoch {epoch + 1}; lower the learning rate")
+            if not torch.isfinite(losses["loss"]): raise FloatingPointError(f"non-finite loss in epoch {epoch + 1}; "
+                                                                            "lower the learning rate")
             opt.zero_grad(set_to_none=True); losses["loss"].backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
             opt.step(); sched.step()
@@ -373,40 +288,21 @@ def train_parser(
             bar.set_postfix(loss=f"{losses['loss'].item():.3f}", LAS=f"{scores.get('LAS', float('nan')):.1f}")
         scored = (epoch + 1) % max(1, eval_every) == 0 or epoch + 1 == t.epochs
         if scored: scores = evaluate(model, tokenizer, dev, labels, out, seed=t.seed)
-        rows.append(
-            dict(
-                epoch=epoch + 1,
-                loss=sums["loss"] / n_batches,
-                upos_loss=sums["upos"] / n_batches,
-                lemma_loss=sums["lemma"] / n_batches,
-                arc_loss=sums["arcs"] / n_batches,
-                **{k: scores[k] if scored else "" for k in LOG_COLUMNS[5:-1]},
-                seconds=time.perf_counter() - began,
-            )
-        )
+        rows.append(dict(epoch=epoch + 1, loss=sums["loss"] / n_batches, upos_loss=sums["upos"] / n_batches,
+                         lemma_loss=sums["lemma"] / n_batches,
+                         arc_loss=sums["arcs"] / n_batches,
+                         **{k: scores[k] if scored else "" for k in LOG_COLUMNS[5:-1]},
+                         seconds=time.perf_counter() - began))
         bar.set_postfix(loss=f"{rows[-1]['loss']:.3f}", LAS=f"{scores.get('LAS', float('nan')):.1f}")
-        state = dict(
-            fingerprint=fp,
-            model=model.state_dict(),
-            optimizer=opt.state_dict(),
-            scheduler=sched.state_dict(),
-            epoch=epoch + 1,
-            log=rows,
-            scores=scores,
-            rng=torch.get_rng_state(),
-            cuda_rng=torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
-        )
+        state = dict(fingerprint=fp, model=model.state_dict(), optimizer=opt.state_dict(), scheduler=sched.state_dict(),
+                     epoch=epoch + 1,
+                     log=rows, scores=scores, rng=torch.get_rng_state(),
+                     cuda_rng=torch.cuda.get_rng_state(device) if device.type == "cuda" else None)
         atomic_write(out / CHECKPOINT, lambda p: torch.save(state, p))
         _write_log(out / LOG, rows)
         if on_epoch_end: on_epoch_end(epoch + 1, scores)
-    final = dict(
-        model=model.state_dict(),
-        config=asdict(config),
-        training=asdict(t),
-        classes=labels.classes,
-        fingerprint=fp,
-        scores=scores,
-    )
+    final = dict(model=model.state_dict(), config=asdict(config), training=asdict(t), classes=labels.classes,
+                 fingerprint=fp, scores=scores)
     atomic_write(out / FINAL, lambda p: torch.save(final, p))
     if ledger: write_ledger(ledger, fp, scores, rows)
     return scores
@@ -419,14 +315,13 @@ def train_parser_threads(threads: int, kw: dict) -> dict[str, float]:
     return train_parser(**kw)
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #e4dc5094
-def load_parser(
-    run: str | Path, tokenizer: Tokenizer, device: str | torch.device = "cpu", build: Callable[..., Parser] = Parser
-) -> tuple[Parser, LabelSet]:
+def load_parser(run: str | Path, tokenizer: Tokenizer, device: str | torch.device = "cpu",
+                build: Callable[..., Parser] = Parser) -> tuple[Parser, LabelSet]:
     """The trained parser of a finished run directory, and its classes, for use with `tokenizer` (whose ids must fit the
     embedding); `build` as in `train_parser`."""
     path = Path(run) / FINAL
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: the run has not finished (train_parser resumes it)")
+    if not path.exists(): raise FileNotFoundError(f"{path} does not exist: the run has not finished (train_parser "
+                                                  "resumes it)")
     ck = torch.load(path, map_location=device, weights_only=False)
     labels = LabelSet(ck["classes"])
     model = build(tokenizer, {f: labels.size(f) for f in FIELDS}, ParserConfig(**ck["config"])).to(device)
@@ -442,26 +337,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lang", default="en"); ap.add_argument("--profile", default="small")
     ap.add_argument("--tokenizer", required=True, help="a tokenizer file written by Tokenizer.save")
     ap.add_argument("--out", required=True, help="directory for the checkpoint, log, predictions and model")
-    ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--device", default="auto", help="auto, cpu, cuda")
+    ap.add_argument("--seed", type=int,
+                    default=None); ap.add_argument("--device", default="auto", help="auto, cpu, cuda")
     a = ap.parse_args(argv)
     device = "cuda" if a.device in ("auto", "cuda") and torch.cuda.is_available() else "cpu"
     try:
         S = load_settings(a.lang, a.profile)
-        if S["parser_train"] == "-" or S["parser_dev"] == "-":
-            raise ValueError(f"{a.lang} has no training and dev treebank (parser_train/parser_dev in settings.ini)")
+        if S["parser_train"] == "-" or S["parser_dev"] == "-": raise ValueError(f"{a.lang} has no training and dev "
+                                                                                "treebank (parser_train/parser_dev in "
+                                                                                "settings.ini)")
         if not Path(a.tokenizer).is_file(): raise ValueError(f"no tokenizer file {a.tokenizer}")
         tok = load_tokenizer(a.tokenizer)
         train, dev = read_treebank(S["parser_train"]), read_treebank(S["parser_dev"])
-        scores = train_parser(
-            tok,
-            train[: S["ud_train_sentences"] or None],
-            dev,
-            a.out,
-            config=ParserConfig.from_settings(S),
-            training=ParserTraining.from_settings(S, a.seed),
-            device=device,
-        )
+        scores = train_parser(tok, train[:S["ud_train_sentences"] or None], dev, a.out,
+                              config=ParserConfig.from_settings(S),
+                              training=ParserTraining.from_settings(S, a.seed), device=device)
     except (KeyError, ValueError, DataError) as e:  # unknown language/profile, bad files, another run's checkpoint
         raise SystemExit(f"parser_training: {e.args[0] if isinstance(e, KeyError) and e.args else e}") from None
     print(json.dumps({k: round(v, 2) for k, v in scores.items()}))

@@ -44,9 +44,8 @@ def _blocks(text: str) -> Iterable[tuple[int, str]]:
         elif lines: yield start, "\n".join(lines) + "\n\n"; start, lines = None, []
     if lines: yield start, "\n".join(lines) + "\n\n"
 
-def parse_conllu(
-    text: str, source: str = "<text>", check_trees: bool = True, limit: int | None = None
-) -> list[conllu.TokenList]:
+def parse_conllu(text: str, source: str = "<text>", check_trees: bool = True,
+                 limit: int | None = None) -> list[conllu.TokenList]:
     """Sentences of CoNLL-U `text` (the first `limit` only, if given: the rest is neither parsed nor checked); a
     malformed sentence or (with `check_trees`) a broken tree raises DataError naming `source` and the line."""
     if limit is not None and limit < 0: raise ValueError(f"limit must be at least 0, got {limit}")
@@ -55,10 +54,8 @@ def parse_conllu(
         if limit is not None and len(out) >= limit: break
         for k, line in enumerate(block.splitlines()):
             if line and not line.startswith("#") and line.count("\t") != 9:
-                raise DataError(
-                    f"{source}, line {line_no + k}: malformed CoNLL-U (10 tab-separated fields expected, got "
-                    f"{line.count(chr(9)) + 1})"
-                )
+                raise DataError(f"{source}, line {line_no + k}: malformed CoNLL-U (10 tab-separated fields expected, "
+                                f"got {line.count(chr(9)) + 1})")
         try: sents = conllu.parse(block)
         except Exception as e: raise DataError(f"{source}, sentence starting at line {line_no}: malformed CoNLL-U "
                                                f"({e})") from e
@@ -66,10 +63,10 @@ def parse_conllu(
             words = syntactic_words(sent)
             if check_trees:
                 heads = [w["head"] for w in words]
-                if any(h is None for h in heads):
-                    raise DataError(f"{source}, sentence starting at line {line_no}: a word without a head")
-                if why := check_tree(heads):
-                    raise DataError(f"{source}, sentence starting at line {line_no}: not a tree ({why})")
+                if any(h is None for h in heads): raise DataError(f"{source}, sentence starting at line {line_no}: a "
+                                                                  "word without a head")
+                if (why := check_tree(heads)): raise DataError(f"{source}, sentence starting at line {line_no}: not a "
+                                                               f"tree ({why})")
             out.append(sent)
     return out
 
@@ -117,9 +114,8 @@ def lemma_rule(form: str, lemma: str) -> str:
     "The edit rule that turns `form` into `lemma` (relative around their longest common substring, else absolute)."
     f, l = _lower(form), _lower(lemma)
     m = difflib.SequenceMatcher(None, f, l, autojunk=False).find_longest_match(0, len(f), 0, len(l))
-    edit = json.dumps(
-        [m.a, l[: m.b], len(f) - m.a - m.size, l[m.b + m.size :]], ensure_ascii=False, separators=(",", ":")
-    )
+    edit = json.dumps([m.a, l[:m.b], len(f) - m.a - m.size, l[m.b + m.size:]], ensure_ascii=False,
+                      separators=(",", ":"))
     rule = (edit if m.size else f"={l}") + ";" + _casing(lemma)
     return rule if apply_lemma_rule(rule, form) == lemma else "==" + lemma        # exact absolute rule: no case mapping
 
@@ -139,20 +135,11 @@ UD_METRICS = ("UPOS", "XPOS", "UFeats", "AllTags", "Lemmas", "UAS", "LAS", "CLAS
 def score_conllu(gold: str | Path, predicted: str | Path) -> dict[str, float]:
     "F1 (percent) of every CoNLL 2018 metric for `predicted` against `gold`, computed by `udtools.udeval`."
     from udtools import udeval
-    kinds = dict(
-        no_gapping=0,
-        no_shared_parents_in_coordination=0,
-        no_shared_dependents_in_coordination=0,
-        no_control=0,
-        no_external_arguments_of_relative_clauses=0,
-        no_case_info=0,
-        no_empty_nodes=False,
-        multiple_roots_okay=False,
-    )
-    try:
-        scores = udeval.evaluate(
-            udeval.load_conllu_file(str(gold), dict(kinds)), udeval.load_conllu_file(str(predicted), dict(kinds))
-        )
-    except udeval.UDError as e:
-        raise DataError(f"{predicted} cannot be scored against {gold}: {e}") from e
+    kinds = dict(no_gapping=0, no_shared_parents_in_coordination=0, no_shared_dependents_in_coordination=0,
+                 no_control=0,
+                 no_external_arguments_of_relative_clauses=0, no_case_info=0, no_empty_nodes=False,
+                 multiple_roots_okay=False)
+    try: scores = udeval.evaluate(udeval.load_conllu_file(str(gold), dict(kinds)),
+                                  udeval.load_conllu_file(str(predicted), dict(kinds)))
+    except udeval.UDError as e: raise DataError(f"{predicted} cannot be scored against {gold}: {e}") from e
     return {k: 100 * s.f1 for k, s in scores.items()}

@@ -18,11 +18,8 @@ __all__ = ['piece_spans', 'encoder_triplets', 'vqvae_triplets']
 def piece_spans(tok: Tokenizer, words: Sequence[str]) -> tuple[np.ndarray, list[tuple[bool, bytes]]]:
     """The distinct ids [K, *id_shape] `tok` gives `words` (specials left out), each with (word-initial, UTF-8 bytes) of
     its first occurrence."""
-    special = set(
-        id_keys(
-            np.stack([np.asarray(tok.special_id(t)).reshape(-1) for t in SPECIAL_TOKENS]), tok.embedding_rows
-        ).tolist()
-    )
+    special = set(id_keys(np.stack([np.asarray(tok.special_id(t)).reshape(-1) for t in SPECIAL_TOKENS]),
+                          tok.embedding_rows).tolist())
     batch, seen, ids, spans = tok.encode_batch(list(words)), set(), [], []
     keys = id_keys(batch.ids, tok.embedding_rows).tolist()
     for t, (k, (a, b)) in enumerate(zip(keys, batch.offsets.tolist())):

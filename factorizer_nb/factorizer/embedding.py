@@ -20,21 +20,19 @@ class FactorizedEmbedding(nn.Module):
     "Embeds (r, g, b) index triplets: three tables, summed, then GeLU."
     def __init__(self, dim: int, num_indices: int = CODEBOOK_SIZE + NUM_SPECIAL, padding_idx: int | None = PAD_ID[0]):
         super().__init__()
-        self.tables = nn.ModuleList(
-            nn.Embedding(num_indices, dim, padding_idx=padding_idx) for _ in range(NUM_CODEBOOKS)
-        )
+        self.tables = nn.ModuleList(nn.Embedding(num_indices, dim,
+                                                 padding_idx=padding_idx) for _ in range(NUM_CODEBOOKS))
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         "ids: [..., 3] long -> [..., dim]"
-        if ids.shape[-1] != NUM_CODEBOOKS:
-            raise ValueError(f"expected ids of shape [..., {NUM_CODEBOOKS}], got {tuple(ids.shape)}")
+        if ids.shape[-1] != NUM_CODEBOOKS: raise ValueError(f"expected ids of shape [..., {NUM_CODEBOOKS}], got "
+                                                            f"{tuple(ids.shape)}")
         summed = sum(table(ids[..., k]) for k, table in enumerate(self.tables))   # [..., dim]
         return F.gelu(summed)
 
 # %% ../../nbs/factorizer/16_embedding.ipynb #5fa20aab
-def ids_tensor(
-    encodings: Sequence[Encoding], max_len: int | None = None, pad_id=PAD_ID
-) -> tuple[torch.Tensor, torch.Tensor]:
+def ids_tensor(encodings: Sequence[Encoding], max_len: int | None = None,
+               pad_id=PAD_ID) -> tuple[torch.Tensor, torch.Tensor]:
     """Padded ids [batch, tokens, *id_shape] (triplets: [batch, tokens, 3]) and a boolean mask [batch, tokens]; `pad_id`
     is the tokenizer's `special_id('[PAD]')`."""
     n = max([len(e.ids) for e in encodings] + [0]) if max_len is None else max_len
@@ -45,7 +43,6 @@ def ids_tensor(
         k = min(n, len(e.ids))
         if k: ids[b, :k] = torch.tensor(e.ids[:k], dtype=torch.long); mask[b, :k] = True
     return ids, mask
-
 
 def pool_words(states: torch.Tensor, word_ids: Sequence[int | None]) -> torch.Tensor:
     "Mean of token states [tokens, dim] per word -> [words, dim]; tokens of no word (special, padding) are left out."
@@ -65,8 +62,6 @@ def average_predictions(predict: Callable[[Encoding], torch.Tensor], text: str, 
     n = n_samples if tokenizer.samples else 1
     outs = [predict(tokenizer.encode(text)) for _ in range(n)]
     shapes = {tuple(o.shape) for o in outs}
-    if len(shapes) > 1:
-        raise ValueError(
-            f"predict returned different shapes across samples: {shapes}; pool to words or sentences first"
-        )
+    if len(shapes) > 1: raise ValueError(f"predict returned different shapes across samples: {shapes}; pool to words "
+                                         "or sentences first")
     return torch.stack(outs).mean(0)

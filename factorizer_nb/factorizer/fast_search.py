@@ -81,23 +81,13 @@ def build_trie(records: Iterable[tuple[bytes, float, int]]) -> Trie:
     buf = np.frombuffer(b"".join(keys), np.uint8) if keys else np.zeros(0, np.uint8)
     offs = np.zeros(len(keys) + 1, np.int64); np.cumsum([len(k) for k in keys], out=offs[1:])
     first, label, child, entry = _build_csr(buf, offs)
-    return Trie(
-        first,
-        label,
-        child,
-        entry,
-        np.array([r[1] for r in recs], np.float64),
-        np.array([r[2] for r in recs], np.int32),
-        buf,
-        offs,
-    )
+    return Trie(first, label, child, entry, np.array([r[1] for r in recs], np.float64),
+                np.array([r[2] for r in recs], np.int32), buf, offs)
 
 def vocab_trie(vocab: Vocabulary) -> Trie:
     "`vocab`'s entries as a `Trie` (what `Vocabulary.trie` builds on first use)."
-    return build_trie(
-        (k.translate(_UNESCAPE_TABLE).encode("latin-1"), r[0], triplet_to_flat(*r[1:]))
-        for k, r in vocab.dawg.iteritems()
-    )
+    return build_trie((k.translate(_UNESCAPE_TABLE).encode("latin-1"), r[0], triplet_to_flat(*r[1:])) for k,
+                      r in vocab.dawg.iteritems())
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #afadd749
 _U64 = numba.uint64 if HAVE_NUMBA else int
@@ -138,27 +128,8 @@ def _has_at(key, pos, mark):
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #1945d12f
 @njit(cache=True, inline="always")
-def _split_one(
-    first,
-    label,
-    child,
-    entry,
-    logp,
-    key,
-    alpha_split,
-    sigma_sample,
-    seed,
-    inner,
-    bow,
-    eow,
-    ends,
-    ents,
-    dist,
-    prev,
-    pent,
-    hc,
-    hn,
-):
+def _split_one(first, label, child, entry, logp, key, alpha_split, sigma_sample, seed, inner, bow, eow, ends, ents,
+               dist, prev, pent, hc, hn):
     """Best (or sampled) split of the marked word `key` into ends/ents; returns (piece count or -1 if none, heap arrays,
     grown if needed)."""
     n = len(key)
@@ -211,28 +182,9 @@ def _split_one(
 # %% ../../nbs/factorizer/08_fast_search.ipynb #0849268a
 CHUNK_WORDS = 256         # words per parallel task: each task allocates its scratch arrays once
 
-
 @njit(cache=True, nogil=True)
-def _split_range(
-    first,
-    label,
-    child,
-    entry,
-    logp,
-    buf,
-    offs,
-    alpha_split,
-    sigma_sample,
-    seeds,
-    inner,
-    bow,
-    eow,
-    ends,
-    ents,
-    counts,
-    lo,
-    hi,
-):
+def _split_range(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends,
+                 ents, counts, lo, hi):
     """Split the words lo..hi of buf[offs[w]:offs[w+1]] with one set of scratch arrays; pieces of word w go to
     ends/ents[offs[w]:]."""
     longest = 0
@@ -241,88 +193,29 @@ def _split_range(
     hc, hn = np.empty(8 * (longest + 1), np.float64), np.empty(8 * (longest + 1), np.int64)
     for w in range(lo, hi):
         a, b = offs[w], offs[w + 1]
-        counts[w], hc, hn = _split_one(
-            first,
-            label,
-            child,
-            entry,
-            logp,
-            buf[a:b],
-            alpha_split,
-            sigma_sample,
-            seeds[w],
-            inner[w],
-            bow,
-            eow,
-            ends[a:b],
-            ents[a:b],
-            dist,
-            prev,
-            pent,
-            hc,
-            hn,
-        )
+        counts[w], hc, hn = _split_one(first, label, child, entry, logp, buf[a:b], alpha_split, sigma_sample, seeds[w],
+                                       inner[w], bow, eow,
+                                       ends[a:b], ents[a:b], dist, prev, pent, hc, hn)
 
-
-def _split_many_py(
-    first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends, ents, counts
-):
+def _split_many_py(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends,
+                   ents, counts):
     """Split the words buf[offs[w]:offs[w+1]] in chunks of `CHUNK_WORDS`, one chunk per parallel task; word w's piece
     count goes to counts[w]."""
     n_words = len(offs) - 1
     for t in prange((n_words + CHUNK_WORDS - 1) // CHUNK_WORDS):
-        _split_range(
-            first,
-            label,
-            child,
-            entry,
-            logp,
-            buf,
-            offs,
-            alpha_split,
-            sigma_sample,
-            seeds,
-            inner,
-            bow,
-            eow,
-            ends,
-            ents,
-            counts,
-            t * CHUNK_WORDS,
-            min(n_words, (t + 1) * CHUNK_WORDS),
-        )
-
+        _split_range(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow,
+                     ends, ents, counts,
+                     t * CHUNK_WORDS, min(n_words, (t + 1) * CHUNK_WORDS))
 
 # numba's disk cache keys on a function's name, not on `parallel`: the serial entry is a function of its own name
 _split_many = njit(cache=True, nogil=True, parallel=True)(_split_many_py)
 
-
 @njit(cache=True, nogil=True)
-def _split_many_serial(
-    first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends, ents, counts
-):
+def _split_many_serial(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow,
+                       ends, ents, counts):
     "`_split_many` on the calling thread: no parallel launch (about 80 µs), for calls with few words."
-    _split_range(
-        first,
-        label,
-        child,
-        entry,
-        logp,
-        buf,
-        offs,
-        alpha_split,
-        sigma_sample,
-        seeds,
-        inner,
-        bow,
-        eow,
-        ends,
-        ents,
-        counts,
-        0,
-        len(offs) - 1,
-    )
-
+    _split_range(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends,
+                 ents, counts, 0, len(offs) - 1)
 
 # numba's default threading layer (workqueue) does not take launches from two threads at once
 _KERNEL_LOCK = threading.Lock()
@@ -360,44 +253,16 @@ def split_many(trie: Trie, words: list[bytes], alpha_split: float, sigma_sample:
     inner = np.zeros(len(words), np.bool_) if inner is None else np.asarray(inner, np.bool_)
     # zeros: unused slots index entry 0
     ends, ents, counts = np.zeros(len(buf), np.int64), np.zeros(len(buf), np.int64), np.empty(len(words), np.int64)
-    args = (
-        trie.first,
-        trie.label,
-        trie.child,
-        trie.entry,
-        trie.logp,
-        buf,
-        offs,
-        float(alpha_split),
-        float(sigma_sample),
-        seeds,
-        inner,
-        _BOW,
-        _EOW,
-        ends,
-        ents,
-        counts,
-    )
+    args = (trie.first, trie.label, trie.child, trie.entry, trie.logp, buf, offs, float(alpha_split),
+            float(sigma_sample), seeds, inner,
+            _BOW, _EOW, ends, ents, counts)
     _launch(_split_many, _split_many_serial, args, num_threads if len(words) >= PARALLEL_MIN_WORDS else 1)
     return Splits(counts, offs, ends, ents)
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #ec0d5e10
-WHITESPACE = np.array(
-    [
-        *range(0x09, 0x0E),
-        *range(0x1C, 0x21),
-        0x85,
-        0xA0,
-        0x1680,
-        *range(0x2000, 0x200B),
-        0x2028,
-        0x2029,
-        0x202F,
-        0x205F,
-        0x3000,
-    ],
-    np.int64,
-)  # code points where str.isspace() (and the protocol's \S+) cuts words
+WHITESPACE = np.array([*range(0x09, 0x0E), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028,
+                       0x2029, 0x202F, 0x205F,
+                       0x3000], np.int64)         # code points where str.isspace() (and the protocol's \S+) cuts words
 BOW_CP, EOW_CP = ord(BOW), ord(EOW)
 # rows of `encode_rows`' int32 output; scores are float64 apart
 ROW_FIELDS = ("r", "g", "b", "start", "end", "word", "entry")
@@ -440,43 +305,12 @@ def _row_bounds(buf, text_offs, specials, whitespace):
 # %% ../../nbs/factorizer/08_fast_search.ipynb #b2c12209
 @njit(cache=True, inline="always")
 def _put(out, scores, k, r, g, b, start, end, word, entry, score):
-    out[0, k], out[1, k], out[2, k], out[3, k], out[4, k], out[5, k], out[6, k], scores[k] = (
-        r,
-        g,
-        b,
-        start,
-        end,
-        word,
-        entry,
-        score,
-    )
-
+    out[0, k], out[1, k], out[2, k], out[3, k], out[4, k], out[5, k], out[6, k], scores[k] = r, g, b, start, end, word, entry, score
 
 @njit(cache=True, nogil=True)
-def _encode_range(
-    first,
-    label,
-    child,
-    entry,
-    logp,
-    flat,
-    buf,
-    text_offs,
-    alpha_split,
-    sigma_sample,
-    text_seeds,
-    specials,
-    bow,
-    eow,
-    whitespace,
-    slot_offs,
-    out,
-    scores,
-    row_len,
-    redo,
-    lo,
-    hi,
-):
+def _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
+                  specials, bow, eow,
+                  whitespace, slot_offs, out, scores, row_len, redo, lo, hi):
     """Token rows of texts lo..hi (UTF-8 in buf[text_offs[t]:text_offs[t + 1]]) from out[:, slot_offs[t]]: see
     `ROW_FIELDS`."""
     nb, ne, longest = len(bow), len(eow), 0
@@ -490,8 +324,8 @@ def _encode_range(
     for t in range(lo, hi):
         p, stop, c, k, w = text_offs[t], text_offs[t + 1], 0, slot_offs[t], 0
         if specials:
-            _put(out, scores, k, CODEBOOK_SIZE + 1, CODEBOOK_SIZE + 1, CODEBOOK_SIZE + 1, 0, 0, -1, SPECIAL_ENTRY, 0.0)
-            k += 1
+            _put(out, scores, k, CODEBOOK_SIZE + 1, CODEBOOK_SIZE + 1, CODEBOOK_SIZE + 1, 0, 0, -1, SPECIAL_ENTRY,
+                 0.0); k += 1
         while p < stop and not redo[t]:
             cp, n = _code_point(buf, p)
             if _is_space(cp, whitespace): p += n; c += 1; continue
@@ -508,27 +342,9 @@ def _encode_range(
             n_key, seed = q + ne, _U64(0)
             # draw64(text seed, word index)
             if sigma_sample != 0.0: seed = _mix64(_U64(text_seeds[t]) + _U64(GOLDEN64) * _U64(w + 1))
-            count, hc, hn = _split_one(
-                first,
-                label,
-                child,
-                entry,
-                logp,
-                key[:n_key],
-                alpha_split,
-                sigma_sample,
-                seed,
-                inner,
-                bow,
-                eow,
-                ends,
-                ents,
-                dist,
-                prev,
-                pent,
-                hc,
-                hn,
-            )
+            count, hc, hn = _split_one(first, label, child, entry, logp, key[:n_key], alpha_split, sigma_sample, seed,
+                                       inner, bow, eow,
+                                       ends, ents, dist, prev, pent, hc, hn)
             if count < 0: redo[t] = True; break
             a = 0
             for r in range(count):
@@ -541,128 +357,32 @@ def _encode_range(
                 k, a = k + 1, b
             w += 1
         if specials and not redo[t]:
-            _put(
-                out,
-                scores,
-                k,
-                CODEBOOK_SIZE + 2,
-                CODEBOOK_SIZE + 2,
-                CODEBOOK_SIZE + 2,
-                c,
-                c,
-                -1,
-                SPECIAL_ENTRY - 1,
-                0.0,
-            )
-            k += 1
+            _put(out, scores, k, CODEBOOK_SIZE + 2, CODEBOOK_SIZE + 2, CODEBOOK_SIZE + 2, c, c, -1, SPECIAL_ENTRY - 1,
+                 0.0); k += 1
         row_len[t] = 0 if redo[t] else k - slot_offs[t]
-
 
 CHUNK_TEXTS = 64          # texts per parallel task
 
-
-def _encode_rows_py(
-    first,
-    label,
-    child,
-    entry,
-    logp,
-    flat,
-    buf,
-    text_offs,
-    alpha_split,
-    sigma_sample,
-    text_seeds,
-    specials,
-    bow,
-    eow,
-    whitespace,
-    slot_offs,
-    out,
-    scores,
-    row_len,
-    redo,
-):
+def _encode_rows_py(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
+                    specials, bow, eow,
+                    whitespace, slot_offs, out, scores, row_len, redo):
     "`_encode_range` over every text, in chunks of `CHUNK_TEXTS`, one chunk per parallel task."
     n = len(text_offs) - 1
     for t in prange((n + CHUNK_TEXTS - 1) // CHUNK_TEXTS):
-        _encode_range(
-            first,
-            label,
-            child,
-            entry,
-            logp,
-            flat,
-            buf,
-            text_offs,
-            alpha_split,
-            sigma_sample,
-            text_seeds,
-            specials,
-            bow,
-            eow,
-            whitespace,
-            slot_offs,
-            out,
-            scores,
-            row_len,
-            redo,
-            t * CHUNK_TEXTS,
-            min(n, (t + 1) * CHUNK_TEXTS),
-        )
-
+        _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
+                      specials, bow, eow,
+                      whitespace, slot_offs, out, scores, row_len, redo, t * CHUNK_TEXTS, min(n, (t + 1) * CHUNK_TEXTS))
 
 _encode_rows = njit(cache=True, nogil=True, parallel=True)(_encode_rows_py)
 
-
 @njit(cache=True, nogil=True)
-def _encode_rows_serial(
-    first,
-    label,
-    child,
-    entry,
-    logp,
-    flat,
-    buf,
-    text_offs,
-    alpha_split,
-    sigma_sample,
-    text_seeds,
-    specials,
-    bow,
-    eow,
-    whitespace,
-    slot_offs,
-    out,
-    scores,
-    row_len,
-    redo,
-):
+def _encode_rows_serial(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
+                        specials, bow, eow,
+                        whitespace, slot_offs, out, scores, row_len, redo):
     "`_encode_rows` on the calling thread."
-    _encode_range(
-        first,
-        label,
-        child,
-        entry,
-        logp,
-        flat,
-        buf,
-        text_offs,
-        alpha_split,
-        sigma_sample,
-        text_seeds,
-        specials,
-        bow,
-        eow,
-        whitespace,
-        slot_offs,
-        out,
-        scores,
-        row_len,
-        redo,
-        0,
-        len(text_offs) - 1,
-    )
+    _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
+                  specials, bow, eow,
+                  whitespace, slot_offs, out, scores, row_len, redo, 0, len(text_offs) - 1)
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #84ededce
 class Rows(NamedTuple):
@@ -673,16 +393,9 @@ class Rows(NamedTuple):
     row_splits: np.ndarray   # int64 [texts + 1]
     redo: np.ndarray         # bool [texts]
 
-
-def encode_rows(
-    trie: Trie,
-    texts: list[str],
-    alpha_split: float,
-    sigma_sample: float = 0.0,
-    text_seeds=None,
-    specials: bool = False,
-    num_threads: int = 1,
-) -> Rows:
+def encode_rows(trie: Trie, texts: list[str], alpha_split: float, sigma_sample: float = 0.0, text_seeds=None,
+                specials: bool = False,
+                num_threads: int = 1) -> Rows:
     "Token rows of whole `texts` (whitespace words, each marked and split) from one compiled call; see `Rows`."
     if sigma_sample and text_seeds is None: raise ValueError("sampling (sigma_sample > 0) needs a seed per text")
     raw = [t.encode("utf-8", "surrogatepass") for t in texts]
@@ -692,28 +405,9 @@ def encode_rows(
     out, scores = np.empty((len(ROW_FIELDS), slot_offs[-1]), np.int32), np.empty(slot_offs[-1], np.float64)
     row_len, redo = np.zeros(len(raw), np.int64), np.zeros(len(raw), np.bool_)
     seeds = np.zeros(len(raw), np.uint64) if text_seeds is None else np.asarray(text_seeds, np.uint64)
-    args = (
-        trie.first,
-        trie.label,
-        trie.child,
-        trie.entry,
-        trie.logp,
-        trie.flat,
-        buf,
-        text_offs,
-        float(alpha_split),
-        float(sigma_sample),
-        seeds,
-        bool(specials),
-        _BOW,
-        _EOW,
-        WHITESPACE,
-        slot_offs,
-        out,
-        scores,
-        row_len,
-        redo,
-    )
+    args = (trie.first, trie.label, trie.child, trie.entry, trie.logp, trie.flat, buf, text_offs, float(alpha_split),
+            float(sigma_sample), seeds,
+            bool(specials), _BOW, _EOW, WHITESPACE, slot_offs, out, scores, row_len, redo)
     _launch(_encode_rows, _encode_rows_serial, args, num_threads if len(raw) >= 2 * CHUNK_TEXTS else 1)
     row_splits = np.zeros(len(raw) + 1, np.int64); np.cumsum(row_len, out=row_splits[1:])
     if row_splits[-1] != slot_offs[-1]:                                  # close the gaps between texts' slots
@@ -721,62 +415,24 @@ def encode_rows(
         out, scores = out[:, keep], scores[keep]
     return Rows(out, scores, row_splits, redo)
 
-
 @njit(cache=True, nogil=True)
-def _encode_one(
-    first, label, child, entry, logp, flat, buf, alpha_split, sigma_sample, seed, specials, bow, eow, whitespace
-):
+def _encode_one(first, label, child, entry, logp, flat, buf, alpha_split, sigma_sample, seed, specials, bow, eow,
+                whitespace):
     """(rows [7, tokens], scores, redo) of the one text in buf: `_encode_range` with its arrays made here, for a call
     with no batch."""
     text_offs = np.array([0, len(buf)], np.int64)
     slot_offs = _row_bounds(buf, text_offs, specials, whitespace)
     out, scores = np.empty((len(ROW_FIELDS), slot_offs[-1]), np.int32), np.empty(slot_offs[-1], np.float64)
     row_len, redo, seeds = np.zeros(1, np.int64), np.zeros(1, np.bool_), np.full(1, seed, np.uint64)
-    _encode_range(
-        first,
-        label,
-        child,
-        entry,
-        logp,
-        flat,
-        buf,
-        text_offs,
-        alpha_split,
-        sigma_sample,
-        seeds,
-        specials,
-        bow,
-        eow,
-        whitespace,
-        slot_offs,
-        out,
-        scores,
-        row_len,
-        redo,
-        0,
-        1,
-    )
+    _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, seeds, specials,
+                  bow, eow, whitespace,
+                  slot_offs, out, scores, row_len, redo, 0, 1)
     return out[:, :row_len[0]], scores[:row_len[0]], redo[0]
 
-
-def encode_text(
-    trie: Trie, text: str, alpha_split: float, sigma_sample: float = 0.0, seed: int = 0, specials: bool = False
-):
+def encode_text(trie: Trie, text: str, alpha_split: float, sigma_sample: float = 0.0, seed: int = 0,
+                specials: bool = False):
     """`encode_rows` of one text on this thread, with the least Python around the kernel: (rows [7, tokens], scores,
     redo)."""
-    return _encode_one(
-        trie.first,
-        trie.label,
-        trie.child,
-        trie.entry,
-        trie.logp,
-        trie.flat,
-        np.frombuffer(text.encode("utf-8", "surrogatepass"), np.uint8),
-        float(alpha_split),
-        float(sigma_sample),
-        np.uint64(seed),
-        bool(specials),
-        _BOW,
-        _EOW,
-        WHITESPACE,
-    )
+    return _encode_one(trie.first, trie.label, trie.child, trie.entry, trie.logp, trie.flat,
+                       np.frombuffer(text.encode("utf-8", "surrogatepass"), np.uint8),
+                       float(alpha_split), float(sigma_sample), np.uint64(seed), bool(specials), _BOW, _EOW, WHITESPACE)

@@ -19,10 +19,8 @@ def split_stats(tok: Tokenizer, words: Sequence[str]) -> dict[str, float]:
     "Mean subwords per word and the share of `[UNK]` tokens, each word encoded on its own."
     encs = tok.encode_batch(list(words))
     n = sum(len(e.tokens) for e in encs)
-    return dict(
-        subwords_per_word=n / max(1, len(words)),
-        unk_share=sum(t == "[UNK]" for e in encs for t in e.tokens) / max(1, n),
-    )
+    return dict(subwords_per_word=n / max(1, len(words)),
+                unk_share=sum(t == "[UNK]" for e in encs for t in e.tokens) / max(1, n))
 
 def single_subword_share(tok: Tokenizer, words: Sequence[str]) -> float:
     "Share of `words` that the tokenizer keeps as one subword."
@@ -46,12 +44,9 @@ def quality_row(vocab: Vocabulary, words: Sequence[str], top_words: Sequence[str
                 reference: Tokenizer | None = None) -> dict[str, float]:
     "The quality report of a FACTORIZER vocabulary on evaluation words, optionally against a reference tokenizer."
     fz = Factorizer(vocab, alpha_split=alpha_split)
-    row = dict(
-        vocab_size=len(vocab),
-        top1000_single_subword_share=single_subword_share(fz, top_words),
-        **split_stats(fz, words),
-        **codebook_stats(vocab)
-    )
+    row = dict(vocab_size=len(vocab), top1000_single_subword_share=single_subword_share(fz, top_words),
+               **split_stats(fz, words),
+               **codebook_stats(vocab))
     if reference is not None:
         row["reference_subwords_per_word"] = split_stats(reference, words)["subwords_per_word"]
         row["ratio_to_reference"] = row["subwords_per_word"] / row["reference_subwords_per_word"]

@@ -8,15 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 import numpy as np
-from factorizer_nb.core.protocol import (
-    Tokenizer,
-    Encodings,
-    SPECIAL_TOKENS,
-    NUM_SPECIAL,
-    load_tokenizer,
-    to_b64,
-    from_b64,
-)
+from ..core.protocol import Tokenizer, Encodings, SPECIAL_TOKENS, NUM_SPECIAL, load_tokenizer, to_b64, from_b64
 from .vocab import NUM_CODEBOOKS, CODEBOOK_SIZE
 from .tokenizer import SPECIAL_IDS
 
@@ -37,47 +29,37 @@ class Reindexed(Tokenizer):
 
     def __init__(self, inner: Tokenizer, inner_ids, new_ids, name: str = ""):
         inner_ids, new_ids = np.asarray(inner_ids, np.int64), np.asarray(new_ids, np.int64)
-        if not len(inner_ids) or len(inner_ids) != len(new_ids):
-            raise ValueError(f"need as many inner ids as new ids (and some), got {len(inner_ids)} and {len(new_ids)}")
+        if not len(inner_ids) or len(inner_ids) != len(new_ids): raise ValueError(f"need as many inner ids as new ids "
+                                                                                  f"(and some), got {len(inner_ids)} "
+                                                                                  f"and {len(new_ids)}")
         self.inner, self.name = inner, name or f"{inner.name}, reindexed"
         self.id_shape, self.samples, self.has_scores = tuple(new_ids.shape[1:]), inner.samples, inner.has_scores
-        if self.id_shape not in ((), (NUM_CODEBOOKS,)):
-            raise ValueError(
-                f"new ids must be single ids [K] or triplets [K, {NUM_CODEBOOKS}], got shape {new_ids.shape}"
-            )
+        if self.id_shape not in ((), (NUM_CODEBOOKS,)): raise ValueError(f"new ids must be single ids [K] or triplets "
+                                                                         f"[K, {NUM_CODEBOOKS}], got shape "
+                                                                         f"{new_ids.shape}")
         limit = CODEBOOK_SIZE if self.id_shape else len(new_ids)
-        if new_ids.min() < 0 or new_ids.max() >= limit:
-            raise ValueError(f"new ids must lie in [0, {limit}), got {new_ids.min()}..{new_ids.max()}")
+        if new_ids.min() < 0 or new_ids.max() >= limit: raise ValueError(f"new ids must lie in [0, {limit}), got "
+                                                                         f"{new_ids.min()}..{new_ids.max()}")
         self._base = int(new_ids.max()) + 1 if not self.id_shape else CODEBOOK_SIZE
         keys = id_keys(inner_ids, inner.embedding_rows)
         if len(np.unique(keys)) != len(keys): raise ValueError("an inner id is mapped twice")
-        special_keys = id_keys(
-            np.stack([np.asarray(inner.special_id(t)).reshape(-1) for t in SPECIAL_TOKENS]), inner.embedding_rows
-        )
-        if np.isin(keys, special_keys).any():
-            raise ValueError("special tokens map by themselves; leave them out of inner_ids")
+        special_keys = id_keys(np.stack([np.asarray(inner.special_id(t)).reshape(-1) for t in SPECIAL_TOKENS]),
+                               inner.embedding_rows)
+        if np.isin(keys, special_keys).any(): raise ValueError("special tokens map by themselves; leave them out of "
+                                                               "inner_ids")
         specials = np.stack([np.asarray(self.special_id(t)) for t in SPECIAL_TOKENS])  # [NUM_SPECIAL, *id_shape]
         keys, values = np.concatenate([keys, special_keys]), np.concatenate([new_ids, specials])
         order = np.argsort(keys, kind="stable")
         self._keys, self._values, self.inner_ids, self.new_ids = keys[order], values[order], inner_ids, new_ids
 
     @property
-    def base_vocab_size(self) -> int:
-        return self._base
-
+    def base_vocab_size(self) -> int: return self._base
     @property
-    def embedding_rows(self) -> int:
-        return CODEBOOK_SIZE + NUM_SPECIAL if self.id_shape else self._base + NUM_SPECIAL
-
-    def special_id(self, token: str):
-        return SPECIAL_IDS[token] if self.id_shape else self._base + SPECIAL_TOKENS.index(token)
-
+    def embedding_rows(self) -> int: return CODEBOOK_SIZE + NUM_SPECIAL if self.id_shape else self._base + NUM_SPECIAL
+    def special_id(self,
+                   token: str): return SPECIAL_IDS[token] if self.id_shape else self._base + SPECIAL_TOKENS.index(token)
     @property
-    def lossless(self) -> bool:
-        return self.inner.lossless and len(np.unique(id_keys(self.new_ids, CODEBOOK_SIZE + NUM_SPECIAL))) == len(
-            self.new_ids
-        )
-
+    def lossless(self) -> bool: return self.inner.lossless and len(np.unique(id_keys(self.new_ids, CODEBOOK_SIZE + NUM_SPECIAL))) == len(self.new_ids)
     def token_text(self, token: str) -> str | None: return self.inner.token_text(token)
     def reseed(self, seed: int) -> None: self.inner.reseed(seed)
 
@@ -102,17 +84,14 @@ def _encode_word(self: Reindexed, word: str) -> list[tuple]:
 
 def _words_tokens(self: Reindexed, words: list[str], seeds=None, num_workers: int = 1) -> list[tuple]:
     "The inner tokenizer's token tuples of each word (its own batch path and seeds), ids renamed."
-    return [
-        tuple((t, self.one(i), *rest) for t, i, *rest in toks)
-        for toks in self.inner._words_tokens(words, seeds, num_workers)
-    ]
+    return [tuple((t, self.one(i), *rest) for t, i,
+                  *rest in toks) for toks in self.inner._words_tokens(words, seeds, num_workers)]
 
 def _encode_chunk(self: Reindexed, texts: list[str], add_special_tokens: bool, num_workers: int) -> Encodings:
     "The inner tokenizer's columnar `Encodings` with the id column remapped."
     e = self.inner._encode_chunk(texts, add_special_tokens, num_workers)
-    return Encodings(
-        self.remap(e.ids), e.offsets, e.word_ids, e.row_splits, e.scores, e.token_index, e.extra, e.vocab_token
-    )
+    return Encodings(self.remap(e.ids), e.offsets, e.word_ids, e.row_splits, e.scores, e.token_index, e.extra,
+                     e.vocab_token)
 
 Reindexed.remap, Reindexed.one, Reindexed.encode_word = _remap, _one, _encode_word
 Reindexed._words_tokens, Reindexed._encode_chunk = _words_tokens, _encode_chunk
@@ -122,11 +101,9 @@ Reindexed._text_seeds = lambda self, n: self.inner._text_seeds(n)
 def _inner_id(self: Reindexed, i):
     "The first inner id whose new id is `i` (specials: the inner tokenizer's); an id nothing maps to is an error."
     if "_inverse" not in self.__dict__:
-        first = {
-            tuple(np.asarray(self.special_id(t)).reshape(-1).tolist()): self.inner.special_id(t) for t in SPECIAL_TOKENS
-        }
-        for new, old in zip(map(tuple, self.new_ids.reshape(len(self.new_ids), -1).tolist()), self.inner_ids.tolist()):
-            first.setdefault(new, old)
+        first = {tuple(np.asarray(self.special_id(t)).reshape(-1).tolist()): self.inner.special_id(t) for t in SPECIAL_TOKENS}
+        for new, old in zip(map(tuple, self.new_ids.reshape(len(self.new_ids), -1).tolist()),
+                            self.inner_ids.tolist()): first.setdefault(new, old)
         self._inverse = first
     key = tuple(np.asarray(i).reshape(-1).tolist())
     if key not in self._inverse: raise ValueError(f"{self.name} gives no subword the id {i}")

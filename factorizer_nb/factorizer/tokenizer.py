@@ -11,24 +11,8 @@ from typing import Sequence
 import numpy as np
 from fastcore.basics import patch
 from ..core.text import BOW, EOW, BOW_BYTES, EOW_BYTES, marked_bytes
-from factorizer_nb.core.protocol import (
-    Tokenizer,
-    Encoding,
-    Encodings,
-    SPECIAL_TOKENS,
-    NUM_SPECIAL,
-    WordCache,
-    _SPECIAL_RE,
-)
-from factorizer_nb.factorizer.vocab import (
-    Vocabulary,
-    CODEBOOK_SIZE,
-    NUM_CODEBOOKS,
-    escape_bytes,
-    bytes_subword,
-    has_stray_bytes,
-    flat_to_triplet,
-)
+from ..core.protocol import Tokenizer, Encoding, Encodings, SPECIAL_TOKENS, NUM_SPECIAL, WordCache, _SPECIAL_RE
+from .vocab import Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword, has_stray_bytes, flat_to_triplet
 from .search import shortest_split, draw64
 from . import fast_search
 
@@ -81,27 +65,22 @@ class Factorizer(Tokenizer):
         self.vocab = vocab if isinstance(vocab, Vocabulary) else Vocabulary.load(vocab)
         if len(self.vocab) == 0: raise ValueError("the vocabulary is empty")
         max_logp = self.vocab.max_logp
-        alpha_split, sigma_sample = finite_number("alpha_split", alpha_split), finite_number(
-            "sigma_sample", sigma_sample
-        )
+        alpha_split, sigma_sample = finite_number("alpha_split",
+                                                  alpha_split), finite_number("sigma_sample", sigma_sample)
         if alpha_split < max_logp:
-            raise ValueError(
-                f"alpha_split={alpha_split} makes some scores negative (max log p is {max_logp}); Dijkstra needs "
-                f"alpha_split >= {max_logp}"
-            )
+            raise ValueError(f"alpha_split={alpha_split} makes some scores negative (max log p is {max_logp}); "
+                             f"Dijkstra needs alpha_split >= {max_logp}")
         if sigma_sample < 0: raise ValueError(f"sigma_sample must be >= 0, got {sigma_sample}")
         if unk not in ("word", "parts"): raise ValueError(f"unk must be 'word' or 'parts', got {unk!r}")
         self.alpha_split, self.sigma_sample, self.seed, self.unk = alpha_split, sigma_sample, seed, unk
         self.name, self.cache_chars, self.rng = name, cache_chars, random.Random(seed)
-        if compiled and not fast_search.HAVE_NUMBA:
-            raise ValueError("compiled=True needs numba, which is not installed")
+        if compiled and not fast_search.HAVE_NUMBA: raise ValueError("compiled=True needs numba, which is not "
+                                                                     "installed")
         # False: the pure-Python reference search
         self.compiled = fast_search.HAVE_NUMBA if compiled is None else bool(compiled)
 
     @property
-    def samples(self) -> bool:
-        return self.sigma_sample > 0
-
+    def samples(self) -> bool: return self.sigma_sample > 0
     def reseed(self, seed: int) -> None:
         "Restart sampling from `seed`."
         self.rng = random.Random(seed)
@@ -117,10 +96,8 @@ def _mark_constraints(n: int, inner: bool) -> dict:
     "`shortest_split` constraints for a marked word of n bytes: whole end marks; with `inner`, no mark read inside."
     blocked = (*range(1, _BOW_LEN), *range(n - _EOW_LEN + 1, n))
     if not inner: return dict(blocked=blocked)
-    return dict(
-        blocked=blocked,
-        edge_ok=lambda i, p: not ((i and p.startswith(_BOW_KEY)) or (i + len(p) < n and p.endswith(_EOW_KEY))),
-    )
+    return dict(blocked=blocked, edge_ok=lambda i,
+                p: not ((i and p.startswith(_BOW_KEY)) or (i + len(p) < n and p.endswith(_EOW_KEY))))
 
 def _path_tokens(word: str, raw: bytes, path) -> tuple:
     """The protocol's `(token, triplet, start, end, log p)` tuples of a split `path` of `(start, end, log p, triplet)`
@@ -151,9 +128,8 @@ def _split_word(self: Factorizer, word: str, seed: int | None = None) -> tuple:
     path = shortest_split(self.vocab, key, self.alpha_split, self.sigma_sample, seed, **rules)
     if path is None and self.unk == "parts":
         bounds = _char_starts(word) + [len(raw) - _EOW_LEN]
-        path = shortest_split(
-            self.vocab, key, self.alpha_split, self.sigma_sample, seed, fallback=dict(zip(bounds, bounds[1:])), **rules
-        )
+        path = shortest_split(self.vocab, key, self.alpha_split, self.sigma_sample, seed,
+                              fallback=dict(zip(bounds, bounds[1:])), **rules)
     return _unk_word(word) if path is None else _path_tokens(word, raw, path)
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #c362ea52
@@ -170,27 +146,20 @@ def _compiled_splits(self: Factorizer, words: list[str], seeds: list[int] | None
     for k, w in enumerate(words):
         try: raws.append(marked_bytes(w))
         except UnicodeEncodeError: raws.append(b""); bad.append(k)
-    s = fast_search.split_many(
-        self.vocab.trie,
-        raws,
-        self.alpha_split,
-        self.sigma_sample,
-        seeds,
-        [BOW in w or EOW in w for w in words],
-        num_threads=num_workers,
-    )
+    s = fast_search.split_many(self.vocab.trie, raws, self.alpha_split, self.sigma_sample, seeds,
+                               [BOW in w or EOW in w for w in words],
+                               num_threads=num_workers)
     s.counts[bad] = -1
     return s, raws
 
 @patch
-def _split_batch(
-    self: Factorizer, words: list[str], seeds: list[int] | None = None, num_workers: int = 1
-) -> list[tuple]:
+def _split_batch(self: Factorizer, words: list[str], seeds: list[int] | None = None,
+                 num_workers: int = 1) -> list[tuple]:
     """Token tuples of each word: one call of the compiled search for all of them (the reference search where it is off,
     or finds no split)."""
     if self.samples and seeds is None: seeds = [self.rng.getrandbits(64) for _ in words]
-    if not self.compiled:
-        return [self._split_word(w, seeds[k] if seeds is not None else None) for k, w in enumerate(words)]
+    if not self.compiled: return [self._split_word(w, seeds[k] if seeds is not None else None) for k,
+                                  w in enumerate(words)]
     s, raws = self._compiled_splits(words, seeds, num_workers)
     counts, offs, ends = s.counts.tolist(), s.offs.tolist(), s.ends.tolist()
     lps = self.vocab.trie.logp[s.ents].tolist()
@@ -209,13 +178,12 @@ def _text_seeds(self: Factorizer, n: int) -> list[int] | None:
     return [self.rng.getrandbits(64) for _ in range(n)] if self.samples else None
 
 @patch
-def _words_tokens(
-    self: Factorizer, words: list[str], seeds: list[tuple[int, int]] | None = None, num_workers: int = 1
-) -> list[tuple]:
+def _words_tokens(self: Factorizer, words: list[str], seeds: list[tuple[int, int]] | None = None,
+                  num_workers: int = 1) -> list[tuple]:
     """Token tuples of each word: every word split in one batch when sampling (word seeds from text seeds); else the
     distinct uncached ones."""
-    if self.samples:
-        return self._split_batch(words, [draw64(s, n) for s, n in seeds] if seeds is not None else None, num_workers)
+    if self.samples: return self._split_batch(words, [draw64(s, n) for s, n in seeds] if seeds is not None else None,
+                                              num_workers)
     if "_word_cache" not in self.__dict__: self._word_cache = WordCache(self.cache_chars)
     cache = self._word_cache
     todo = [w for w in dict.fromkeys(words) if w not in cache.entries]
@@ -235,26 +203,21 @@ def _entry_token(self: Factorizer, entry: int) -> str:
     return tok
 
 @patch
-def _row_encodings(
-    self: Factorizer, texts: list[str], add_special_tokens: bool, num_workers: int, text_seeds: list[int] | None
-) -> Encodings:
+def _row_encodings(self: Factorizer, texts: list[str], add_special_tokens: bool, num_workers: int,
+                   text_seeds: list[int] | None) -> Encodings:
     """`Encodings` of `texts` from `fast_search.encode_rows`; the texts it leaves out through the Python path with the
     same seeds."""
-    rows = fast_search.encode_rows(
-        self.vocab.trie, texts, self.alpha_split, self.sigma_sample, text_seeds, add_special_tokens, num_workers
-    )
+    rows = fast_search.encode_rows(self.vocab.trie, texts, self.alpha_split, self.sigma_sample, text_seeds,
+                                   add_special_tokens, num_workers)
     out = rows.out  # int32 [7, tokens]: r, g, b, start, end, word, entry
-    enc = Encodings(
-        out[:3].T, out[3:5].T, out[5], rows.row_splits, rows.scores, out[6], ["[CLS]", "[SEP]"], self._entry_token
-    )
-    redo = rows.redo | (
-        np.array([_SPECIAL_RE.search(t) is not None for t in texts], bool) if add_special_tokens else False
-    )
+    enc = Encodings(out[:3].T, out[3:5].T, out[5], rows.row_splits, rows.scores, out[6], ["[CLS]", "[SEP]"],
+                    self._entry_token)
+    redo = rows.redo | (np.array([_SPECIAL_RE.search(t) is not None for t in texts],
+                                 bool) if add_special_tokens else False)
     if not redo.any(): return enc
     idx = np.flatnonzero(redo).tolist()
-    fixed = self._encode_texts(
-        [texts[i] for i in idx], add_special_tokens, 1, None if text_seeds is None else [text_seeds[i] for i in idx]
-    )
+    fixed = self._encode_texts([texts[i] for i in idx], add_special_tokens, 1,
+                               None if text_seeds is None else [text_seeds[i] for i in idx])
     return enc.replace_rows(idx, fixed)
 
 @patch
@@ -268,8 +231,8 @@ def _encode_chunk(self: Factorizer, texts: list[str], add_special_tokens: bool, 
 def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Encoding:
     """Tokens of `text` (see `Tokenizer.encode`): a cached word at once, anything else through the compiled kernel on
     this thread."""
-    if not isinstance(text, str):
-        raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch for a list of texts")
+    if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch "
+                                                  "for a list of texts")
     if not self.compiled: return Tokenizer.encode(self, text, add_special_tokens)
     cached = not self.samples and not add_special_tokens and self.cache_chars > 0
     if cached:
@@ -277,19 +240,14 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
         hit = self._word_cache.entries.get(text)
         if hit is not None:
             self._word_cache.entries.move_to_end(text)
-            return Encoding._trusted(
-                [t[1] for t in hit],
-                [t[0] for t in hit],
-                [(t[2], t[3]) for t in hit],
-                [0] * len(hit),
-                [t[4] for t in hit],
-            )
+            return Encoding._trusted([t[1] for t in hit], [t[0] for t in hit], [(t[2], t[3]) for t in hit],
+                                     [0] * len(hit), [t[4] for t in hit])
     seeds = [self.rng.getrandbits(64)] if self.samples else None
-    out, scores, redo = fast_search.encode_text(
-        self.vocab.trie, text, self.alpha_split, self.sigma_sample, seeds[0] if seeds else 0, add_special_tokens
-    )
-    if redo or (add_special_tokens and _SPECIAL_RE.search(text)):
-        return self._encode_texts([text], add_special_tokens, 1, seeds)[0]
+    out, scores, redo = fast_search.encode_text(self.vocab.trie, text, self.alpha_split, self.sigma_sample,
+                                                seeds[0] if seeds else 0,
+                                                add_special_tokens)
+    if redo or (add_special_tokens and _SPECIAL_RE.search(text)): return self._encode_texts([text], add_special_tokens,
+                                                                                            1, seeds)[0]
     r, g, b, starts, ends, word_ids, entries = out.tolist()
     try: tokens = list(map(self._entry_tokens.__getitem__, entries))  # every token spelled before: no Python loop
     except (KeyError, AttributeError): tokens = [self._entry_token(e) for e in entries]
@@ -327,9 +285,8 @@ def encode_ids_batch(self: Factorizer, texts: Sequence[str], num_workers: int = 
     start, count = s.offs[:-1].copy(), s.counts.copy()
     extra = []  # words the compiled search cannot split: the reference's [UNK] policy
     for u in np.flatnonzero(count < 0).tolist():
-        ids = np.asarray(
-            [t[1] for t in self._split_word(uniq[u], seeds[u] if seeds is not None else None)], np.int64
-        ).reshape(-1, 3)
+        ids = np.asarray([t[1] for t in self._split_word(uniq[u], seeds[u] if seeds is not None else None)],
+                         np.int64).reshape(-1, 3)
         start[u], count[u] = len(table) + sum(map(len, extra)), len(ids); extra.append(ids)
     if extra: table = np.concatenate([table, *extra])
     occ = np.asarray(occ, np.int64)
@@ -355,24 +312,16 @@ def split_graph(self: Factorizer, word: str) -> list[dict]:
             if j in blocked or (ok and not ok(i, p)): continue
             logp, triplet = self.vocab.entries[p]
             reach.add(j)
-            out.append(
-                dict(
-                    i=i,
-                    j=j,
-                    subword=bytes_subword(raw[i:j]),
-                    triplet=triplet,
-                    logp=logp,
-                    score=self.alpha_split - logp,
-                    optimal=(i, j) in best,
-                )
-            )
+            out.append(dict(i=i, j=j, subword=bytes_subword(raw[i:j]), triplet=triplet, logp=logp,
+                            score=self.alpha_split - logp,
+                            optimal=(i, j) in best))
     return out
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #239d49ae
 def _as_triplet(i) -> tuple[int, int, int]:
     try: t = tuple(int(x) for x in i)
-    except (TypeError, ValueError): raise TypeError(f"decode expects a sequence of (r, g, b) triplets, got item "
-                                                    f"{i!r}") from None
+    except (TypeError,
+            ValueError): raise TypeError(f"decode expects a sequence of (r, g, b) triplets, got item {i!r}") from None
     if len(t) != NUM_CODEBOOKS: raise TypeError(f"decode expects (r, g, b) triplets, got {i!r}")
     return t
 
@@ -416,9 +365,8 @@ def lossless(self: Factorizer) -> bool:
 def emitted_ids(self: Factorizer) -> np.ndarray:
     """The vocabulary's triplets and `[UNK]`'s, [S, 3]: the only triplets a text can get, out of the 256³ a model's
     three softmaxes cover."""
-    return np.concatenate(
-        [np.stack(flat_to_triplet(self.vocab.trie.flat.astype(np.int64)), 1), np.array([UNK_ID], np.int64)]
-    )
+    return np.concatenate([np.stack(flat_to_triplet(self.vocab.trie.flat.astype(np.int64)), 1),
+                           np.array([UNK_ID], np.int64)])
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #153a72ce
 @patch
@@ -433,9 +381,8 @@ def decode_ids(self: Factorizer, ids: Sequence) -> str: return self.decode(ids)
 @patch
 def config(self: Factorizer) -> dict:
     "The tokenizer's settings (the vocabulary travels in the same file)."
-    return dict(
-        alpha_split=self.alpha_split, sigma_sample=self.sigma_sample, seed=self.seed, unk=self.unk, name=self.name
-    )
+    return dict(alpha_split=self.alpha_split, sigma_sample=self.sigma_sample, seed=self.seed, unk=self.unk,
+                name=self.name)
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #9e110df1
 @patch

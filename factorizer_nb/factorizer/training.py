@@ -31,11 +31,8 @@ __all__ = ['log', 'LOG_COLUMNS', 'WordSampler', 'ASAM', 'VQConfig', 'model_from_
 class WordSampler:
     "Draws batches of (sub)word token sequences and their loss weights from a word-frequency list."
     def __init__(self, counts: Sequence[tuple[str, int]], max_bytes: int = MAX_BYTES):
-        kept = [
-            (w, c)
-            for w, c in counts
-            if w and c > 0 and len(w.encode("utf-8", "surrogatepass")) <= max_bytes and "\x00" not in w
-        ]
+        kept = [(w, c) for w,
+                c in counts if w and c > 0 and len(w.encode("utf-8", "surrogatepass")) <= max_bytes and "\x00" not in w]
         if not kept: raise ValueError("no usable words (non-empty, count > 0, at most max_bytes bytes)")
         self.words = [w for w, _ in kept]
         seqs = [word_tokens(w) for w in self.words]
@@ -44,9 +41,8 @@ class WordSampler:
         starts = torch.repeat_interleave(self.lengths.cumsum(0) - self.lengths, self.lengths)
         # [N, Tmax], PAD after the word
         self.tokens = torch.full((len(seqs), int(self.lengths.max())), PAD_TOKEN, dtype=torch.int16)
-        self.tokens[
-            torch.repeat_interleave(torch.arange(len(seqs)), self.lengths), torch.arange(len(flat)) - starts
-        ] = flat
+        self.tokens[torch.repeat_interleave(torch.arange(len(seqs)), self.lengths),
+                    torch.arange(len(flat)) - starts] = flat
         f = torch.tensor([float(c) for _, c in kept], dtype=torch.float64)
         self.log_f = torch.log1p(f)                                   # loss weight log(f + 1)
         self.p_sample = (f / self.log_f) / (f / self.log_f).sum()
@@ -149,17 +145,10 @@ def to_settings(self: VQConfig) -> dict:
 # %% ../../nbs/factorizer/11_training.ipynb #aaf3f550
 def model_from_config(cfg: VQConfig) -> FactorizerVQVAE:
     "A VQ-VAE with the sizes of a config (Table 5 for the `paper` profile)."
-    return FactorizerVQVAE(
-        hidden=cfg.hidden,
-        layers=cfg.layers,
-        heads=cfg.heads,
-        intermediate=cfg.ff_intermediate,
-        dropout=cfg.dropout,
-        attention_dropout=cfg.attention_dropout,
-        layer_norm_eps=cfg.layer_norm_eps,
-        codebook_ema=cfg.codebook_ema,
-        c_min=cfg.cmin,
-    )
+    return FactorizerVQVAE(hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads, intermediate=cfg.ff_intermediate,
+                           dropout=cfg.dropout, attention_dropout=cfg.attention_dropout,
+                           layer_norm_eps=cfg.layer_norm_eps,
+                           codebook_ema=cfg.codebook_ema, c_min=cfg.cmin)
 
 # %% ../../nbs/factorizer/11_training.ipynb #a1622104
 def vq_training_flops(cfg: VQConfig, mean_tokens: float) -> float:
@@ -190,9 +179,8 @@ def make_optimizer(model: torch.nn.Module, cfg: VQConfig, fused: bool = False):
     "AdamW (`fused`: one kernel for all parameters), its warm-up + cosine `LambdaLR` schedule, and ASAM over them."
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr_initial, betas=(cfg.adam_beta1, cfg.adam_beta2),
                             eps=cfg.adam_eps, weight_decay=cfg.weight_decay, **(dict(fused=True) if fused else {}))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, _lr_lambda(cfg.steps, cfg.warmup_steps, cfg.lr_initial, cfg.lr_final)
-    )
+    sched = torch.optim.lr_scheduler.LambdaLR(opt,
+                                              _lr_lambda(cfg.steps, cfg.warmup_steps, cfg.lr_initial, cfg.lr_final))
     return opt, sched, ASAM(model.parameters(), rho=cfg.asam_rho)
 
 # %% ../../nbs/factorizer/11_training.ipynb #267c81eb
@@ -317,31 +305,16 @@ def train_step(st: TrainState, sampler: WordSampler, cfg: VQConfig, net: torch.n
     torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
     st.opt.step(); st.sched.step(); st.opt.zero_grad(set_to_none=True)
     revived, all_idx = after_update(st, cfg, out)                                              # [B · world, 3]
-    stats = torch.stack(
-        [
-            loss.double(),
-            out["nll"].detach().float().mean().double(),
-            out["commit"].detach().float().mean().double(),
-            *_perplexity(all_idx),
-        ]
-    )
+    stats = torch.stack([loss.double(), out["nll"].detach().float().mean().double(),
+                         out["commit"].detach().float().mean().double(), *_perplexity(all_idx)])
     loss, recon, commit, ppl, usage = stats.tolist()  # one host transfer for the statistics
-    return dict(
-        loss=loss,
-        recon=recon,
-        commit=commit,
-        perplexity=ppl,
-        usage=usage,
-        revived=revived,
-        lr=st.sched.get_last_lr()[0],
-        indices=all_idx,
-    )
+    return dict(loss=loss, recon=recon, commit=commit, perplexity=ppl, usage=usage, revived=revived,
+                lr=st.sched.get_last_lr()[0], indices=all_idx)
 
 
 # %% ../../nbs/factorizer/11_training.ipynb #fab42f2d
-def merge_prior(
-    prior: tuple[torch.Tensor, torch.Tensor], new_ids: list[torch.Tensor]
-) -> tuple[torch.Tensor, torch.Tensor]:
+def merge_prior(prior: tuple[torch.Tensor, torch.Tensor],
+                new_ids: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     "Add observed flat triplet ids (r·65536 + g·256 + b) to sorted (ids, counts)."
     if not new_ids: return prior
     new = torch.cat(new_ids).cpu()                      # one read of the device per checkpoint when they live there
@@ -378,13 +351,8 @@ def run_fingerprint(cfg: VQConfig, counts: Sequence[tuple[str, int]], **provenan
     processes, and `provenance` (language, data files)."""
     h = hashlib.sha256()
     for w, c in counts: h.update(f"{w}\t{c}\n".encode("utf-8", "surrogatepass"))
-    return dict(
-        settings=cfg.to_settings(),
-        words_sha256=h.hexdigest(),
-        n_words=len(counts),
-        world_size=_world()[1],
-        **provenance,
-    )
+    return dict(settings=cfg.to_settings(), words_sha256=h.hexdigest(), n_words=len(counts), world_size=_world()[1],
+                **provenance)
 
 # %% ../../nbs/factorizer/11_training.ipynb #bada05f8
 def restore_state(path: Path, st: TrainState, fingerprint: dict | None = None) -> TrainState:
@@ -393,20 +361,17 @@ def restore_state(path: Path, st: TrainState, fingerprint: dict | None = None) -
     rank, _ = _world()
     ck = load_checkpoint(path)
     if ck["config"] != st.model.config:
-        raise ValueError(
-            f"{path} holds a model of another shape ({ck['config']}); the settings ask for {st.model.config}. "
-            f"Use another output directory or delete the checkpoint."
-        )
+        raise ValueError(f"{path} holds a model of another shape ({ck['config']}); the settings ask for "
+                         f"{st.model.config}. "
+                         f"Use another output directory or delete the checkpoint.")
     if fingerprint is not None and ck.get("fingerprint") != fingerprint:
         theirs = ck.get("fingerprint") or {}
         diff = sorted(k for k in set(theirs) | set(fingerprint) if theirs.get(k) != fingerprint.get(k))
         diff = [f"{k}.{s}" for k in diff for s in sorted(set(theirs.get(k, {})) | set(fingerprint.get(k, {})))
                 if theirs.get(k, {}).get(s) != fingerprint.get(k, {}).get(s)] if diff == ["settings"] else diff
-        raise ValueError(
-            f"{path} belongs to another run (it differs in "
-            f"{', '.join(diff) if theirs else 'everything: it has no fingerprint'}); "
-            f"use another output directory or delete the checkpoint to start over."
-        )
+        raise ValueError(f"{path} belongs to another run (it differs in "
+                         f"{', '.join(diff) if theirs else 'everything: it has no fingerprint'}); "
+                         f"use another output directory or delete the checkpoint to start over.")
     st.model.load_state_dict(ck["model"])
     st.opt.load_state_dict(ck["optimizer"])
     st.sched.load_state_dict(ck["scheduler"])
@@ -434,16 +399,9 @@ LOG_COLUMNS = ["step", "loss", "recon_nll", "commit", "perplexity", "usage", "re
 
 def _log_row(step: int, s: dict) -> list:
     "The `train_log.csv` row (`LOG_COLUMNS`) of a step's statistics."
-    return [
-        step,
-        f"{s['loss']:.5f}",
-        f"{s['recon']:.5f}",
-        f"{s['commit']:.5f}",
-        f"{s['perplexity']:.2f}",
-        f"{s['usage']:.4f}",
-        s["revived"],
-        f"{s['lr']:.3g}",
-    ]
+    return [step, f"{s['loss']:.5f}", f"{s['recon']:.5f}", f"{s['commit']:.5f}", f"{s['perplexity']:.2f}",
+            f"{s['usage']:.4f}",
+            s["revived"], f"{s['lr']:.3g}"]
 
 # %% ../../nbs/factorizer/11_training.ipynb #d4dd55c8
 def _check_same_weights(model: torch.nn.Module):
@@ -452,8 +410,8 @@ def _check_same_weights(model: torch.nn.Module):
     if world == 1: return
     cs = torch.stack([t.detach().double().sum() for t in model.state_dict().values()]).sum().reshape(1)
     all_cs = [torch.empty_like(cs) for _ in range(world)]; dist.all_gather(all_cs, cs)
-    if not all(torch.equal(all_cs[0], c) for c in all_cs):
-        raise RuntimeError(f"processes ended with different weights: {all_cs}")
+    if not all(torch.equal(all_cs[0],
+                           c) for c in all_cs): raise RuntimeError(f"processes ended with different weights: {all_cs}")
 
 # %% ../../nbs/factorizer/11_training.ipynb #248cf97c
 class Stepper:
@@ -466,17 +424,9 @@ class Stepper:
         rows, self.rows = self.rows, []
         return rows
 
-
-def train(
-    counts: Sequence[tuple[str, int]],
-    out_dir: str | Path,
-    cfg: VQConfig | dict,
-    device: str | torch.device = "cpu",
-    stop_after: int | None = None,
-    progress: bool = True,
-    provenance: dict | None = None,
-    fast=None,
-) -> Path:
+def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, cfg: VQConfig | dict,
+          device: str | torch.device = "cpu",
+          stop_after: int | None = None, progress: bool = True, provenance: dict | None = None, fast=None) -> Path:
     "Train (or resume, under the same fingerprint) a VQ-VAE on a word list (`fast`: a `FastPath`); its checkpoint."
     if isinstance(cfg, dict): cfg = VQConfig.from_settings(cfg)            # a merged settings dict
     out_dir, device, (rank, world) = Path(out_dir), torch.device(device), _world()
@@ -530,13 +480,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         S = load_settings(a.lang, a.profile)
         cfg = VQConfig.from_settings(S)
-        path = train(
-            training_counts(WordList.from_settings(S), top_n=cfg.top_words),
-            a.out,
-            cfg,
-            device,
-            provenance=dict(lang=a.lang, profile=a.profile),
-        )
+        path = train(training_counts(WordList.from_settings(S), top_n=cfg.top_words), a.out, cfg, device,
+                     provenance=dict(lang=a.lang, profile=a.profile))
     # unknown language or profile, another run's checkpoint, missing data
     except (KeyError, ValueError, DataError) as e:
         raise SystemExit(f"training: {e.args[0] if isinstance(e, KeyError) and e.args else e}") from None

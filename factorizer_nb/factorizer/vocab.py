@@ -77,17 +77,16 @@ def flat_to_triplet(i):
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #a95c3363
 def _check_item(subword, triplet, logp) -> tuple[str, tuple[int, int, int], float]:
-    if not isinstance(subword, str) or not subword:
-        raise ValueError(f"subword must be a non-empty str, got {subword!r}")
+    if not isinstance(subword,
+                      str) or not subword: raise ValueError(f"subword must be a non-empty str, got {subword!r}")
     try: t = tuple(int(i) for i in triplet)
     except TypeError: raise ValueError(f"triplet of {subword!r} must be 3 integers, got {triplet!r}") from None
     if len(t) != NUM_CODEBOOKS or not all(0 <= i < CODEBOOK_SIZE for i in t):
-        raise ValueError(
-            f"triplet of {subword!r} must be {NUM_CODEBOOKS} integers in [0, {CODEBOOK_SIZE}), got {triplet!r}"
-        )
+        raise ValueError(f"triplet of {subword!r} must be {NUM_CODEBOOKS} integers in [0, {CODEBOOK_SIZE}), got "
+                         f"{triplet!r}")
     logp = float(logp)
-    if not (math.isfinite(logp) and logp <= 0.0):
-        raise ValueError(f"log p of {subword!r} must be finite and <= 0, got {logp}")
+    if not (math.isfinite(logp) and logp <= 0.0): raise ValueError(f"log p of {subword!r} must be finite and <= 0, got "
+                                                                   f"{logp}")
     return subword, t, logp
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #63c0b2eb
@@ -99,12 +98,10 @@ class Vocabulary:
             sw, t, lp = _check_item(*item)
             key = escape_bytes(subword_bytes(sw))
             if key not in best or lp > best[key][0]: best[key] = (lp, t)
-        d = dawg.RecordDAWG(
-            RECORD_FORMAT, ((k, (lp, *t)) for k, (lp, t) in best.items()), payload_separator=PAYLOAD_SEPARATOR
-        )
-        self._attach(
-            d, meta, len(best), max(map(len, best), default=0), max((lp for lp, _ in best.values()), default=0.0)
-        )
+        d = dawg.RecordDAWG(RECORD_FORMAT, ((k, (lp, *t)) for k, (lp, t) in best.items()),
+                            payload_separator=PAYLOAD_SEPARATOR)
+        self._attach(d, meta, len(best), max(map(len, best), default=0),
+                     max((lp for lp, _ in best.values()), default=0.0))
 
     def _attach(self, d, meta, size: int, max_len: int, max_logp: float):
         self.dawg, self.meta, self._size = d, dict(meta or {}), size
@@ -128,9 +125,8 @@ class Vocabulary:
         return self._trie
 
     def __len__(self): return self._size
-    def __contains__(self, subword):
-        return isinstance(subword, str) and escape_bytes(subword_bytes(subword)) in self.dawg
-
+    def __contains__(self,
+                     subword): return isinstance(subword, str) and escape_bytes(subword_bytes(subword)) in self.dawg
     def __getitem__(self, subword: str) -> tuple[tuple[int, int, int], float]:
         recs = self.dawg.get(escape_bytes(subword_bytes(subword)))
         if not recs: raise KeyError(subword)
@@ -159,14 +155,8 @@ class Vocabulary:
 def __getstate__(self: Vocabulary) -> dict:
     """Pickle the DAWG's bytes, meta and the compiled search's arrays if built (so vocabularies and tokenizers go to
     worker processes)."""
-    return dict(
-        dawg=self.dawg.tobytes(),
-        meta=self.meta,
-        size=self._size,
-        max_len=self.max_len,
-        max_logp=self.max_logp,
-        trie=self._trie,
-    )
+    return dict(dawg=self.dawg.tobytes(), meta=self.meta, size=self._size, max_len=self.max_len, max_logp=self.max_logp,
+                trie=self._trie)
 
 @patch
 def __setstate__(self: Vocabulary, state: dict):
@@ -195,17 +185,10 @@ def save(self: Vocabulary, path: str | Path, meta: dict | None = None) -> Path:
     """Write the vocabulary in the factorizer-nb format (magic, JSON header with `meta` or the vocabulary's own and the
     body's sha256, DAWG bytes)."""
     body = self.dawg.tobytes()
-    header = dict(
-        format_version=FORMAT_VERSION,
-        record_format=RECORD_FORMAT,
-        size=len(self),
-        sha256=hashlib.sha256(body).hexdigest(),
-        meta=self.meta if meta is None else meta,
-    )
-    return atomic_write(
-        Path(path),
-        lambda t: t.write_bytes(FORMAT_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n" + body),
-    )
+    header = dict(format_version=FORMAT_VERSION, record_format=RECORD_FORMAT, size=len(self),
+                  sha256=hashlib.sha256(body).hexdigest(),
+                  meta=self.meta if meta is None else meta)
+    return atomic_write(Path(path), lambda t: t.write_bytes(FORMAT_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n" + body))
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #4011890b
 def _check_layout(body: bytes, path) -> None:
@@ -215,10 +198,9 @@ def _check_layout(body: bytes, path) -> None:
     n = int.from_bytes(body[:4], "little")
     m = int.from_bytes(body[4 + 4 * n:8 + 4 * n], "little") if 8 + 4 * n <= len(body) else -1
     if m not in (n, 0) or len(body) != 8 + 4 * n + 2 * m:
-        raise VocabularyFormatError(
-            f"{path}: not a valid DAWG: its size fields ({n:,} units, guide {m:,}) do not fit its {len(body):,} bytes "
-            "(corrupt, truncated, or not a vocabulary file)"
-        )
+        raise VocabularyFormatError(f"{path}: not a valid DAWG: its size fields ({n:,} units, guide {m:,}) do not fit "
+                                    f"its {len(body):,} bytes "
+                                    "(corrupt, truncated, or not a vocabulary file)")
 
 def _records(d, path, body_bytes: int, remember: bool = True):
     """The DAWG's records, stopping with `VocabularyFormatError` where a corrupt file would loop (a repeated record, or
@@ -226,9 +208,8 @@ def _records(d, path, body_bytes: int, remember: bool = True):
     seen, count, limit = set(), 0, max(1, body_bytes // DAWG_UNIT_BYTES)
     for k, rec in d.iteritems():
         if (remember and (k, rec) in seen) or count >= limit or len(k) > limit:
-            raise VocabularyFormatError(
-                f"{path}: corrupt DAWG (its records repeat or outnumber what {body_bytes:,} bytes can hold)"
-            )
+            raise VocabularyFormatError(f"{path}: corrupt DAWG (its records repeat or outnumber what {body_bytes:,} "
+                                        "bytes can hold)")
         if remember: seen.add((k, rec))  # without `remember` (a checksum-verified file) only the count bounds the loop
         count += 1
         yield k, rec
@@ -256,22 +237,15 @@ def _isolated_records(body: bytes, fmt: str, path, timeout_s: float | None = Non
     limit = max(1, len(body) // DAWG_UNIT_BYTES)
     mem = (1 << 30) + 64 * len(body)                         # address space of the child: 1 GiB + 64x the file
     timeout_s = timeout_s or 30 + len(body) / 1e6            # generous: a 10 MB vocabulary reads in about a second
-    try:
-        r = subprocess.run(
-            [sys.executable, "-c", _CHILD_READER, fmt, str(limit), PAYLOAD_SEPARATOR.hex(), str(mem)],
-            input=body,
-            # no preexec_fn: it is unsafe in a process with threads
-            capture_output=True,
-            timeout=timeout_s,
-        )
-    except subprocess.TimeoutExpired as e:
-        raise VocabularyFormatError(f"{path}: corrupt DAWG (reading it did not end in {timeout_s:.0f} s)") from e
+    try: r = subprocess.run([sys.executable, "-c", _CHILD_READER, fmt, str(limit), PAYLOAD_SEPARATOR.hex(), str(mem)],
+                            input=body,
+                            # no preexec_fn: it is unsafe in a process with threads
+                            capture_output=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired as e: raise VocabularyFormatError(f"{path}: corrupt DAWG (reading it did not end "
+                                                                       f"in {timeout_s:.0f} s)") from e
     if r.returncode:
-        why = (
-            f"the reader was killed by signal {-r.returncode}"
-            if r.returncode < 0
-            else r.stderr.decode(errors="replace").strip().splitlines()[-1:]
-        )
+        why = (f"the reader was killed by signal "
+               f"{-r.returncode}") if r.returncode < 0 else r.stderr.decode(errors="replace").strip().splitlines()[-1:]
         raise VocabularyFormatError(f"{path}: corrupt DAWG ({why})")
     return pickle.loads(r.stdout)                            # written by our own child process above
 
@@ -281,8 +255,8 @@ def _around_dawg(d, meta: dict, path, body_bytes: int) -> Vocabulary:
     are merged by a rebuild."""
     size, max_len, max_logp, prev, repeated = 0, 0, -math.inf, None, False
     for k, rec in _records(d, path, body_bytes, remember=False):
-        if not (math.isfinite(rec[0]) and rec[0] <= 0.0):
-            raise VocabularyFormatError(f"{path}: the record of {k!r} has log p {rec[0]}")
+        if not (math.isfinite(rec[0]) and rec[0] <= 0.0): raise VocabularyFormatError(f"{path}: the record of {k!r} "
+                                                                                      f"has log p {rec[0]}")
         repeated |= k == prev                   # the records of one key are adjacent
         size, max_len, max_logp, prev = size + 1, max(max_len, len(k)), max(max_logp, rec[0]), k
     if repeated: return _from_records(_records(d, path, body_bytes), meta, path)
@@ -307,9 +281,8 @@ def _read_header(data: bytes, path) -> tuple[dict, bytes]:
     except ValueError as e: raise VocabularyFormatError(f"{path}: corrupt header line") from e
     if not isinstance(header, dict) or header.get("format_version") not in (1, FORMAT_VERSION):
         v = header.get("format_version") if isinstance(header, dict) else None
-        raise VocabularyFormatError(
-            f"{path}: format version {v} is not supported (this library reads 1 and {FORMAT_VERSION})"
-        )
+        raise VocabularyFormatError(f"{path}: format version {v} is not supported (this library reads 1 and "
+                                    f"{FORMAT_VERSION})")
     if header["format_version"] >= 2 and header.get("sha256") != hashlib.sha256(body).hexdigest():
         raise VocabularyFormatError(f"{path}: checksum mismatch: the file is corrupt or truncated")
     if header.get("record_format") not in (RECORD_FORMAT, AUTHORS_RECORD_FORMAT):
@@ -326,9 +299,8 @@ def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
     data = path.read_bytes()
     if ours := data.startswith(FORMAT_MAGIC):
         header, body = _read_header(data, path)
-        fmt, meta = header.get("record_format"), dict(
-            header.get("meta") or {}, source_format=f"factorizer-nb v{header['format_version']}"
-        )
+        fmt, meta = header.get("record_format"), dict(header.get("meta") or {},
+                                                      source_format=f"factorizer-nb v{header['format_version']}")
     else: body, fmt, meta = data, AUTHORS_RECORD_FORMAT, dict(source_format="authors fBBB DAWG")
     del data                                                 # a large file is held once, as `body`
     _check_layout(body, path)
@@ -338,9 +310,8 @@ def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
         vocab = _around_dawg(d, meta, path, len(body))
     else: vocab = _from_records(_isolated_records(body, fmt, path), meta, path)
     if ours and len(vocab) != header.get("size"):
-        raise VocabularyFormatError(
-            f"{path}: header says {header.get('size')} subwords, file holds {len(vocab)} (truncated?)"
-        )
+        raise VocabularyFormatError(f"{path}: header says {header.get('size')} subwords, file holds {len(vocab)} "
+                                    "(truncated?)")
     return vocab
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #68e4de4c
@@ -351,14 +322,12 @@ def vocab_to_text(path: str | Path) -> str:
     `subword<TAB>r g b<TAB>log p`)."""
     path = Path(path)
     data = path.read_bytes()
-    if not data.startswith(FORMAT_MAGIC):
-        raise VocabularyFormatError(f"{path}: only a factorizer-nb vocabulary file has a text form")
+    if not data.startswith(FORMAT_MAGIC): raise VocabularyFormatError(f"{path}: only a factorizer-nb vocabulary file "
+                                                                      "has a text form")
     header, _ = _read_header(data, path)
     if header["format_version"] != FORMAT_VERSION:
-        raise VocabularyFormatError(
-            f"{path}: format version {header['format_version']}; load and save it again (version {FORMAT_VERSION}) "
-            "first"
-        )
+        raise VocabularyFormatError(f"{path}: format version {header['format_version']}; load and save it again "
+                                    f"(version {FORMAT_VERSION}) first")
     head = dict(text_format=TEXT_FORMAT, file_sha256=hashlib.sha256(data).hexdigest(), meta=header["meta"])
     rows = (f"{json.dumps(sw)}\t{r} {g} {b}\t{lp!r}" for sw, (r, g, b), lp in Vocabulary.load(path).items())
     return "\n".join([json.dumps(head, ensure_ascii=True), *rows]) + "\n"
@@ -376,14 +345,10 @@ def vocab_text_header(text: str) -> dict:
     first = text.partition("\n")[0]
     try: head = json.loads(first)
     except ValueError: head = None
-    if (
-        not isinstance(head, dict)
-        or head.get("text_format") != TEXT_FORMAT
-        or not {"file_sha256", "meta"} <= head.keys()
-    ):
-        raise VocabularyFormatError(
-            f"not the text form of a vocabulary (its first line should be a {TEXT_FORMAT!r} header): {first[:80]!r}"
-        )
+    if not isinstance(head,
+                      dict) or head.get("text_format") != TEXT_FORMAT or not {"file_sha256", "meta"} <= head.keys():
+        raise VocabularyFormatError(f"not the text form of a vocabulary (its first line should be a {TEXT_FORMAT!r} "
+                                    f"header): {first[:80]!r}")
     return head
 
 def vocab_from_text(text: str, path: str | Path) -> Path:
@@ -394,17 +359,13 @@ def vocab_from_text(text: str, path: str | Path) -> Path:
     def write(t: Path):
         vocab.save(t, meta=head["meta"])
         if (got := hashlib.sha256(t.read_bytes()).hexdigest()) != head["file_sha256"]:
-            raise VocabularyFormatError(
-                f"{path}: the text rebuilds a file with sha256 {got[:12]}…, not the original's "
-                f"{head['file_sha256'][:12]}… (edited or truncated text?)"
-            )
+            raise VocabularyFormatError(f"{path}: the text rebuilds a file with sha256 {got[:12]}…, not the original's "
+                                        f"{head['file_sha256'][:12]}… (edited or truncated text?)")
     return atomic_write(path, write)
 
 # the pins' "vocab-text" codec (core.pins): a vocabulary file stored as its text form, rebuilt byte for byte
-VOCAB_TEXT_CODEC = (
-    lambda path: vocab_to_text(path).encode("utf-8"),
-    lambda data, path: vocab_from_text(data.decode("utf-8"), path),
-)
+VOCAB_TEXT_CODEC = (lambda path: vocab_to_text(path).encode("utf-8"), lambda data,
+                    path: vocab_from_text(data.decode("utf-8"), path))
 
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #3f77b8ad

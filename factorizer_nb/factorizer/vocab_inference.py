@@ -16,14 +16,7 @@ from .training import VQConfig, load_checkpoint, train
 from ..core.text import BOW_BYTES, EOW_BYTES
 from ..core.settings import load_settings, run_dir
 from ..core.corpora import training_counts, WordList
-from factorizer_nb.factorizer.vocab import (
-    CODEBOOK_SIZE,
-    NUM_CODEBOOKS,
-    Vocabulary,
-    bytes_subword,
-    flat_to_triplet,
-    has_stray_bytes,
-)
+from .vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet, has_stray_bytes
 from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, FactorizerVQVAE,
                                             tokens_subword)
 
@@ -33,9 +26,8 @@ __all__ = ['DECODE_SDPA_BACKENDS', 'load_vqvae', 'prior_triplets', 'greedy_decod
            'ladder_vocabulary']
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #c6761621
-def load_vqvae(
-    checkpoint: str | Path, use_ema: bool = True, device: str | torch.device = "cpu"
-) -> tuple[FactorizerVQVAE, dict]:
+def load_vqvae(checkpoint: str | Path, use_ema: bool = True,
+               device: str | torch.device = "cpu") -> tuple[FactorizerVQVAE, dict]:
     "The model of a training checkpoint (with EMA weights by default), in eval mode, and the checkpoint itself."
     st = load_checkpoint(Path(checkpoint))
     model = FactorizerVQVAE(**st["config"])
@@ -44,7 +36,6 @@ def load_vqvae(
         with torch.no_grad():
             for n, p in model.named_parameters(): p.copy_(st["ema"][n])
     return model.to(device).eval(), st
-
 
 def prior_triplets(prior: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     "Triplets [N, 3] with p(z) > 0 and their log prior log p(z) [N]."
@@ -80,32 +71,23 @@ def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: in
             out[:, t] = torch.where(done, PAD_TOKEN, tok)
             done |= tok == END_TOKEN
             if done.all(): break
-            with bf16, math_sdpa():
-                logits, cache = model.decoder_states(None, tok[:, None], cache=cache, start=NUM_CODEBOOKS + t)
+            with bf16, math_sdpa(): logits, cache = model.decoder_states(None, tok[:, None], cache=cache,
+                                                                         start=NUM_CODEBOOKS + t)
         rows = out.cpu().numpy()                                                               # [B, max_tokens + 1]
         kept = (rows != PAD_TOKEN) & (rows != END_TOKEN)
         flat, ends = rows[kept].tolist(), np.cumsum(kept.sum(1)).tolist()  # every row's tokens, one list
         seqs.extend(flat[a:b] for a, b in zip([0] + ends[:-1], ends))
         logps.append(logp.cpu()); done_all.append(done.cpu())
-    return (
-        seqs,
-        torch.cat(logps) if logps else torch.zeros(0),
-        torch.cat(done_all) if done_all else torch.zeros(0, dtype=torch.bool),
-    )
+    return seqs, torch.cat(logps) if logps else torch.zeros(0), torch.cat(done_all) if done_all else torch.zeros(0, dtype=torch.bool)
 
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #479fbaad
 def build_vocabulary(triplets: torch.Tensor, seqs: list[list[int]], logp: torch.Tensor, finished: torch.Tensor,
                      log_prior: torch.Tensor | None = None, meta: dict | None = None) -> tuple[Vocabulary, dict]:
     "Vocabulary from decoded triplets (best triplet per subword) and statistics of what was kept and why not."
-    stats = dict(
-        triplets_used=len(triplets),
-        triplets_possible=CODEBOOK_SIZE**NUM_CODEBOOKS,
-        unterminated=0,
-        malformed=0,
-        invalid_utf8=0,
-        duplicates=0,
-    )
+    stats = dict(triplets_used=len(triplets), triplets_possible=CODEBOOK_SIZE ** NUM_CODEBOOKS, unterminated=0,
+                 malformed=0,
+                 invalid_utf8=0, duplicates=0)
     items = []
     for i, seq in enumerate(seqs):
         if not finished[i]: stats["unterminated"] += 1; continue
@@ -133,22 +115,14 @@ def fallback_subwords() -> dict[str, int]:
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #6b6ba79a
 @torch.no_grad()
-def best_triplets(
-    model: FactorizerVQVAE,
-    triplets: torch.Tensor,
-    tokens: list[int],
-    log_prior: torch.Tensor | None = None,
-    taken: set[int] = frozenset(),
-    batch_size: int = 4096,
-    chunk: int = 256,
-) -> list[tuple[int, float]]:
+def best_triplets(model: FactorizerVQVAE, triplets: torch.Tensor, tokens: list[int],
+                  log_prior: torch.Tensor | None = None,
+                  taken: set[int] = frozenset(), batch_size: int = 4096, chunk: int = 256) -> list[tuple[int, float]]:
     """For each model token t in turn, (row of `triplets`, score) maximizing log p(t, END | z) [+ log p(z)] exactly over
     rows not yet `taken`."""
     free = torch.ones(len(triplets), dtype=torch.bool); free[list(taken)] = False
-    if int(free.sum()) < len(tokens):
-        raise ValueError(
-            f"{len(tokens)} tokens need distinct triplets but only {int(free.sum())} used triplets are free"
-        )
+    if int(free.sum()) < len(tokens): raise ValueError(f"{len(tokens)} tokens need distinct triplets but only "
+                                                       f"{int(free.sum())} used triplets are free")
     device, first = next(model.parameters()).device, []
     for s in range(0, len(triplets), batch_size):
         logits, _ = model.decoder_states(code_vectors(model, triplets[s:s + batch_size].to(device)))     # [B, 3, V]
@@ -163,9 +137,8 @@ def best_triplets(
             rows = cand[s:s + chunk]
             if bound[rows[0], j] <= best[1]: break                                                # nothing left can win
             _, cache = model.decoder_states(code_vectors(model, triplets[rows].to(device)))
-            logits, _ = model.decoder_states(
-                None, torch.full((len(rows), 1), t, device=device), cache=cache, start=NUM_CODEBOOKS
-            )
+            logits, _ = model.decoder_states(None, torch.full((len(rows), 1), t, device=device), cache=cache,
+                                             start=NUM_CODEBOOKS)
             score = bound[rows, j] + F.log_softmax(logits[:, -1].float(), -1)[:, END_TOKEN].double().cpu()
             k = int(score.argmax())
             if score[k] > best[1]: best = (int(rows[k]), float(score[k]))
@@ -173,13 +146,9 @@ def best_triplets(
     return out
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #6550e116
-def add_byte_fallback(
-    vocab: Vocabulary,
-    model: FactorizerVQVAE,
-    triplets: torch.Tensor,
-    log_prior: torch.Tensor | None = None,
-    batch_size: int = 4096,
-) -> tuple[Vocabulary, int]:
+def add_byte_fallback(vocab: Vocabulary, model: FactorizerVQVAE, triplets: torch.Tensor,
+                      log_prior: torch.Tensor | None = None,
+                      batch_size: int = 4096) -> tuple[Vocabulary, int]:
     "The vocabulary with each missing fallback subword under its best triplet from the model; and how many were added."
     missing = {w: t for w, t in fallback_subwords().items() if w not in vocab}
     if not missing: return vocab, 0
@@ -190,26 +159,16 @@ def add_byte_fallback(
     return Vocabulary(list(vocab.items()) + extra, vocab.meta), len(extra)
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #5191c8a2
-def infer_vocabulary(
-    checkpoint: str | Path,
-    add_log_prior: bool = False,
-    byte_fallback: bool = True,
-    batch_size: int = 4096,
-    device="cpu",
-    progress: bool = True,
-) -> tuple[Vocabulary, dict]:
+def infer_vocabulary(checkpoint: str | Path, add_log_prior: bool = False, byte_fallback: bool = True,
+                     batch_size: int = 4096,
+                     device="cpu", progress: bool = True) -> tuple[Vocabulary, dict]:
     "Read a trained VQ-VAE out into a static vocabulary (paper §3.1); returns it and its statistics."
     model, st = load_vqvae(checkpoint, device=device)
     triplets, log_prior = prior_triplets(st["prior"])
     seqs, logp, finished = greedy_decode(model, triplets, batch_size=batch_size, progress=progress)
-    meta = dict(
-        kind="FACTORIZER VQ-VAE vocabulary",
-        checkpoint_step=st["step"],
-        add_log_prior=add_log_prior,
-        score="log p(w|z) + log p(z)" if add_log_prior else "log p(w|z)",
-        model=st["config"],
-        settings=st.get("settings", {}),
-    )
+    meta = dict(kind="FACTORIZER VQ-VAE vocabulary", checkpoint_step=st["step"], add_log_prior=add_log_prior,
+                score="log p(w|z) + log "
+                      "p(z)" if add_log_prior else "log p(w|z)", model=st["config"], settings=st.get("settings", {}))
     vocab, stats = build_vocabulary(triplets, seqs, logp, finished, log_prior if add_log_prior else None, meta)
     if not byte_fallback: return vocab, stats
     vocab, added = add_byte_fallback(vocab, model, triplets, log_prior if add_log_prior else None, batch_size)
@@ -217,31 +176,22 @@ def infer_vocabulary(
     return vocab, stats
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #7b0cab02
-def trained_vocabulary(
-    lang: str, profile: str, out_dir: str | Path, top_words: int | None = None, device: str = "cpu"
-) -> tuple[Path, Path, VQConfig, list]:
+def trained_vocabulary(lang: str, profile: str, out_dir: str | Path, top_words: int | None = None,
+                       device: str = "cpu") -> tuple[Path, Path, VQConfig, list]:
     """Train (or resume) `profile`'s VQ-VAE for `lang` in `out_dir` on the top `top_words` list entries (None: the
     profile's; 0: all), read its vocabulary out once: (vocab file, checkpoint, config, counts)."""
     P, out_dir = load_settings(lang, profile), Path(out_dir)
     top_words = int(P["vq_top_words"]) if top_words is None else int(top_words)
-    cfg, counts = replace(VQConfig.from_settings(P), top_words=top_words), training_counts(
-        WordList.from_settings(P), top_n=top_words or None
-    )
-    ckpt = train(
-        counts, out_dir / "vqvae", cfg, device=device, progress=False, provenance=dict(lang=lang, profile=profile)
-    )
+    cfg, counts = replace(VQConfig.from_settings(P),
+                          top_words=top_words), training_counts(WordList.from_settings(P), top_n=top_words or None)
+    ckpt = train(counts, out_dir / "vqvae", cfg, device=device, progress=False,
+                 provenance=dict(lang=lang, profile=profile))
     if not (out_dir / "vocab.dawg").exists():
-        vocab, _ = infer_vocabulary(
-            ckpt,
-            add_log_prior=P["vocab_add_log_prior"],
-            byte_fallback=P["vocab_byte_fallback"],
-            batch_size=P["vocab_batch_size"],
-            device=device,
-            progress=False,
-        )
+        vocab, _ = infer_vocabulary(ckpt, add_log_prior=P["vocab_add_log_prior"],
+                                    byte_fallback=P["vocab_byte_fallback"],
+                                    batch_size=P["vocab_batch_size"], device=device, progress=False)
         vocab.save(out_dir / "vocab.dawg")
     return out_dir / "vocab.dawg", Path(ckpt), cfg, counts
-
 
 def ladder_vocabulary(lang: str, vq_profile: str, ladder_dir: str | Path | None = None, top_words: int | None = None,
                       device: str = "cpu") -> tuple[Path, Path, VQConfig, list]:

@@ -43,26 +43,16 @@ class GEGLU(nn.Module):
     "Feed-forward layer x -> W2 (a * GELU(b)), [a, b] = W1 x."
     def __init__(self, hidden: int, intermediate: int, dropout: float = 0.1):
         super().__init__()
-        self.w1, self.w2, self.drop = (
-            nn.Linear(hidden, 2 * intermediate),
-            nn.Linear(intermediate, hidden),
-            nn.Dropout(dropout),
-        )
+        self.w1, self.w2, self.drop = nn.Linear(hidden,
+                                                2 * intermediate), nn.Linear(intermediate, hidden), nn.Dropout(dropout)
     def forward(self, x):
         a, b = self.w1(x).chunk(2, dim=-1)
         return self.w2(self.drop(a * F.gelu(b)))
 
 class Block(nn.Module):
     "Pre-norm transformer block: self-attention and GEGLU feed-forward, each with a residual."
-    def __init__(
-        self,
-        hidden: int,
-        heads: int,
-        intermediate: int,
-        dropout: float = 0.1,
-        attention_dropout: float = 0.1,
-        eps: float = 1e-5,
-    ):
+    def __init__(self, hidden: int, heads: int, intermediate: int, dropout: float = 0.1, attention_dropout: float = 0.1,
+                 eps: float = 1e-5):
         super().__init__()
         self.heads, self.attention_dropout = heads, attention_dropout
         self.norm1, self.norm2 = nn.LayerNorm(hidden, eps=eps), nn.LayerNorm(hidden, eps=eps)
@@ -84,9 +74,8 @@ class Block(nn.Module):
 # %% ../../nbs/factorizer/10_vqvae.ipynb #a386c763
 class EMACodebook(nn.Module):
     "One codebook of `codebook_size` vectors, updated as an exponential moving average of its latents."
-    def __init__(
-        self, dim: int, codebook_size: int = CODEBOOK_SIZE, decay: float = 0.96, c_min: float = 0.01, eps: float = 1e-5
-    ):
+    def __init__(self, dim: int, codebook_size: int = CODEBOOK_SIZE, decay: float = 0.96, c_min: float = 0.01,
+                 eps: float = 1e-5):
         super().__init__()
         self.decay, self.c_min, self.eps = decay, c_min, eps
         embed = torch.randn(codebook_size, dim) * dim ** -0.5
@@ -156,45 +145,26 @@ def ema_update(self: EMACodebook, e: torch.Tensor, idx: torch.Tensor, generator:
 # %% ../../nbs/factorizer/10_vqvae.ipynb #528823ef
 class FactorizerVQVAE(nn.Module):
     "Transformer encoder, three EMA codebooks, autoregressive transformer decoder."
-    def __init__(
-        self,
-        hidden: int = 256,
-        layers: int = 6,
-        heads: int = 4,
-        intermediate: int = 683,
-        dropout: float = 0.1,
-        attention_dropout: float = 0.1,
-        layer_norm_eps: float = 1e-5,
-        codebook_ema: float = 0.96,
-        c_min: float = 0.01,
-        max_tokens: int = MAX_TOKENS,
-    ):
+    def __init__(self, hidden: int = 256, layers: int = 6, heads: int = 4, intermediate: int = 683,
+                 dropout: float = 0.1,
+                 attention_dropout: float = 0.1, layer_norm_eps: float = 1e-5, codebook_ema: float = 0.96,
+                 c_min: float = 0.01,
+                 max_tokens: int = MAX_TOKENS):
         super().__init__()
-        self.config = dict(
-            hidden=hidden,
-            layers=layers,
-            heads=heads,
-            intermediate=intermediate,
-            dropout=dropout,
-            attention_dropout=attention_dropout,
-            layer_norm_eps=layer_norm_eps,
-            codebook_ema=codebook_ema,
-            c_min=c_min,
-            max_tokens=max_tokens,
-        )
-        blocks = lambda: nn.ModuleList(
-            Block(hidden, heads, intermediate, dropout, attention_dropout, layer_norm_eps) for _ in range(layers)
-        )
+        self.config = dict(hidden=hidden, layers=layers, heads=heads, intermediate=intermediate, dropout=dropout,
+                           attention_dropout=attention_dropout, layer_norm_eps=layer_norm_eps,
+                           codebook_ema=codebook_ema,
+                           c_min=c_min, max_tokens=max_tokens)
+        blocks = lambda: nn.ModuleList(Block(hidden, heads, intermediate, dropout, attention_dropout,
+                                             layer_norm_eps) for _ in range(layers))
         self.embed = nn.Embedding(NUM_TOKENS, hidden)
         self.pos_enc = nn.Embedding(max_tokens + NUM_CODEBOOKS, hidden)
         self.pos_dec = nn.Embedding(max_tokens + NUM_CODEBOOKS + 1, hidden)
         self.encoder, self.decoder = blocks(), blocks()
-        self.enc_norm, self.dec_norm = nn.LayerNorm(hidden, eps=layer_norm_eps), nn.LayerNorm(
-            hidden, eps=layer_norm_eps
-        )
-        self.codebooks = nn.ModuleList(
-            EMACodebook(hidden, CODEBOOK_SIZE, codebook_ema, c_min) for _ in range(NUM_CODEBOOKS)
-        )
+        self.enc_norm, self.dec_norm = nn.LayerNorm(hidden,
+                                                    eps=layer_norm_eps), nn.LayerNorm(hidden, eps=layer_norm_eps)
+        self.codebooks = nn.ModuleList(EMACodebook(hidden, CODEBOOK_SIZE, codebook_ema,
+                                                   c_min) for _ in range(NUM_CODEBOOKS))
         self.head = nn.Linear(hidden, NUM_TOKENS)
         self.register_buffer("prior_ids", torch.tensor(PRIOR_TOKENS), persistent=False)
 
@@ -219,9 +189,8 @@ def quantize(self: FactorizerVQVAE, e: torch.Tensor):
 
 # %% ../../nbs/factorizer/10_vqvae.ipynb #61f9ecce
 @patch
-def decoder_states(
-    self: FactorizerVQVAE, z: torch.Tensor, tokens: torch.Tensor | None = None, cache=None, start: int = 0
-):
+def decoder_states(self: FactorizerVQVAE, z: torch.Tensor, tokens: torch.Tensor | None = None, cache=None,
+                   start: int = 0):
     "Decoder over [z_r, z_g, z_b, tokens] (or the continuation of a cached prefix) -> (logits, new cache)."
     parts = ([z] if z is not None else []) + ([self.embed(tokens)] if tokens is not None and tokens.numel() else [])
     h = torch.cat(parts, 1)

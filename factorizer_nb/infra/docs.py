@@ -74,15 +74,8 @@ extra_javascript:
 """
 
 # files and folders the README and the docs pages link to, copied as they are so that every link of the site resolves
-STATIC = (
-    "docs",
-    "benchmarks",
-    "CITATION.cff",
-    "settings.ini",
-    "Makefile",
-    "data/paper_values.csv",
-    "data/registry.tsv",
-)
+STATIC = ("docs", "benchmarks", "CITATION.cff", "settings.ini", "Makefile", "data/paper_values.csv",
+          "data/registry.tsv")
 
 def stage_docs(root: Path | None = None, src: Path | None = None) -> Path:
     """Copy README, notebooks, figures, the docs pages and linked files into `src` (default `_docs_src/`), paper
@@ -116,15 +109,9 @@ def build_docs(root: Path | None = None) -> Path:
     cfg = root / "_docs_src.mkdocs.yml"
     cfg.write_text(MKDOCS_YML.format(src=src.name, site=site.name), encoding="utf-8")
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "mkdocs", "build", "--clean", "--quiet", "-f", str(cfg)],
-            cwd=root,
-            check=True,
-            env=env,
-        )
-    finally:
-        cfg.unlink(missing_ok=True)
+    try: subprocess.run([sys.executable, "-m", "mkdocs", "build", "--clean", "--quiet", "-f", str(cfg)], cwd=root,
+                        check=True, env=env)
+    finally: cfg.unlink(missing_ok=True)
     return site
 
 # %% ../../nbs/infra/94_docs.ipynb #a39f6a12
@@ -144,10 +131,8 @@ def check_docs(site: Path | None = None, pages=CHECK_PAGES) -> dict[str, dict]:
     from selenium.webdriver.chrome.service import Service
     site = Path(site or project_root() / "_docs")
     browser, drv = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (browser and drv):
-        raise RuntimeError(
-            "make docs-check needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)"
-        )
+    if not (browser and drv): raise RuntimeError("make docs-check needs Debian's chromium and chromium-driver (apt-get "
+                                                 "install chromium chromium-driver)")
     opts = webdriver.ChromeOptions(); opts.binary_location = browser
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files"): opts.add_argument(a)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -158,27 +143,17 @@ def check_docs(site: Path | None = None, pages=CHECK_PAGES) -> dict[str, dict]:
             if not path.is_file(): out[page] = dict(missing_page=True); continue
             driver.get(path.resolve().as_uri())
             driver.execute_script("return document.readyState")
-            imgs = driver.execute_script(
-                "return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0])"
-            )
+            imgs = driver.execute_script("return Array.from(document.images).map(i => [i.getAttribute('src'), "
+                                         "i.complete && i.naturalWidth > 0])")
             links = driver.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
-            errors = driver.execute_script(
-                "return Array.from(document.querySelectorAll('.jp-RenderedText[data-mime-type=\"application/vnd.jupyter.stderr\"], .output_error, .jp-OutputArea-output.jp-mod-error')).map(e => e.innerText.slice(0, 200))"
-            )
+            errors = driver.execute_script("return Array.from(document.querySelectorAll('.jp-RenderedText[data-mime-type=\"application/vnd.jupyter.stderr\"], .output_error, .jp-OutputArea-output.jp-mod-error')).map(e => e.innerText.slice(0, 200))")
             logs = [l["message"] for l in driver.get_log("browser") if l["level"] == "SEVERE"]
             external = [l for l in logs if re.search(r"https?://(?!localhost)", l)]
-            out[page] = dict(
-                title=driver.title,
-                images=len(imgs),
-                broken_images=[s for s, ok in imgs if not ok],
-                links=len(links),
-                broken_links=sorted({h for h in links if _missing_target(h)}),
-                error_outputs=errors,
-                console_errors=[l for l in logs if l not in external],
-                external_failures=external,
-            )
-    finally:
-        driver.quit()
+            out[page] = dict(title=driver.title, images=len(imgs), broken_images=[s for s, ok in imgs if not ok],
+                             links=len(links), broken_links=sorted({h for h in links if _missing_target(h)}),
+                             error_outputs=errors,
+                             console_errors=[l for l in logs if l not in external], external_failures=external)
+    finally: driver.quit()
     return out
 
 # %% ../../nbs/infra/94_docs.ipynb #684e2053
@@ -191,14 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "build": print(f"site written to {build_docs()}"); return 0
     report, bad = check_docs(), 0
     for page, r in report.items():
-        problems = (
-            r.get("missing_page")
-            or r["broken_images"]
-            or r["broken_links"]
-            or r["error_outputs"]
-            or r["console_errors"]
-            or (page not in TEXT_PAGES and not r["images"])
-        )  # a paper page must show its figures
+        problems = (r.get("missing_page") or r["broken_images"] or r["broken_links"] or r["error_outputs"] or r["console_errors"]
+                    or (page not in TEXT_PAGES and not r["images"]))         # a paper page must show its figures
         bad += bool(problems)
         print(f"{'FAIL' if problems else 'ok  '} {page}: {json.dumps(r, ensure_ascii=False)}")
     return 1 if bad else 0

@@ -28,10 +28,8 @@ def git_state(root: Path | None = None) -> dict:
         try: return subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=30).stdout.strip()
         except (OSError, subprocess.SubprocessError): return ""
     # figures/ is excluded: a job rewrites its own outputs while it runs
-    return dict(
-        sha=git("rev-parse", "HEAD") or None,
-        dirty=bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!figures")),
-    )
+    return dict(sha=git("rev-parse", "HEAD") or None,
+                dirty=bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!figures")))
 
 def package_versions() -> dict:
     "Installed versions of the packages the results depend on."
@@ -73,8 +71,8 @@ def running_notebook() -> dict:
 def manifest(caption: str, settings: dict, seeds: dict, data_files=(), **extra) -> dict:
     """The run record written beside every figure and table (with `notebook`: which one wrote it, and how long it had
     run, where `run_notebooks` ran it)."""
-    if not caption.strip():
-        raise ValueError("a caption is required: say what was measured and how it differs from the paper")
+    if not caption.strip(): raise ValueError("a caption is required: say what was measured and how it differs from the "
+                                             "paper")
     return dict(caption=caption, created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 git=git_state(), settings=settings, seeds=seeds, packages=package_versions(),
                 python=platform.python_version(), threads=thread_counts(), machine=machine_record(),
@@ -122,20 +120,16 @@ def _figure_bytes(fig, fmt: str) -> bytes:
     fig.savefig(buf, format=fmt, bbox_inches="tight", **options)
     return buf.getvalue()
 
-
-def save_figure(
-    fig, name: str, data, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None, **extra
-) -> list[Path]:
+def save_figure(fig, name: str, data, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None,
+                **extra) -> list[Path]:
     "Write a matplotlib figure as PNG and PDF with its data (CSV) and manifest."
     d = _out_dir(out_dir, settings)
     paths = [_write_if_changed(d / f"{name}.{fmt}", _figure_bytes(fig, fmt)) for fmt in ("png", "pdf")]
     paths.append(_write_if_changed(d / f"{name}.csv", data.to_csv(index=False).encode("utf-8")))
     return paths + [_write_manifest(d, name, manifest(caption, settings, seeds, data_files, **extra))]
 
-
-def save_table(
-    df, name: str, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None, **extra
-) -> list[Path]:
+def save_table(df, name: str, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None,
+               **extra) -> list[Path]:
     "Write a table as CSV and Markdown with its manifest."
     d = _out_dir(out_dir, settings)
     paths = [_write_if_changed(d / f"{name}.csv", df.to_csv(index=False).encode("utf-8")),
@@ -194,11 +188,8 @@ def _manifest_problems(m: dict, head_has, settings_of) -> list[str]:
         try: cur = settings_of(S["lang"], S["profile"])
         except KeyError as e: return out + [f"settings.ini no longer has {e.args[0] if e.args else e}"]
         diff = [k for k, v in S.items() if k not in VOLATILE_SETTINGS and cur.get(k, "<missing>") != v]
-        if diff:
-            out.append(
-                "settings differ from settings.ini: "
-                + ", ".join(f"{k} ({S[k]!r} -> {cur.get(k, '<missing>')!r})" for k in diff[:6])
-            )
+        if diff: out.append("settings differ from settings.ini: "
+                            "" + ", ".join(f"{k} ({S[k]!r} -> {cur.get(k, '<missing>')!r})" for k in diff[:6]))
     elif S: out.append("settings without lang and profile")
     return out
 
@@ -232,9 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     problems = output_problems(Path(a.root) if a.root else None)
     for f, probs in problems.items(): print(f"STALE  {f}: {'; '.join(probs)}")
-    print(
-        f"{len(problems)} stale output(s)" if problems else "every output under figures/ matches HEAD and settings.ini"
-    )
+    print(f"{len(problems)} stale "
+          "output(s)" if problems else "every output under figures/ matches HEAD and settings.ini")
     return 1 if problems else 0
 
 # %% ../../nbs/infra/90_reporting.ipynb #57a60dda

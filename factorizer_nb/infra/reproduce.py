@@ -53,29 +53,18 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
             # the kernel's manifests name it (`running_notebook`)
             before, os.environ[NOTEBOOK_ENV] = os.environ.get(NOTEBOOK_ENV), f"{name}@{t0}"
             try:
-                pm.execute_notebook(
-                    str(nb),
-                    str(out_dir / nb.name),
-                    parameters=dict(lang=lang_param or lang, profile=profile, **(parameters or {})),
-                    cwd=str(nb.parent),
-                    kernel_name=kernel_name,
-                    progress_bar=False,
-                )
+                pm.execute_notebook(str(nb), str(out_dir / nb.name),
+                                    parameters=dict(lang=lang_param or lang, profile=profile, **(parameters or {})),
+                                    cwd=str(nb.parent), kernel_name=kernel_name, progress_bar=False)
             except Exception as e:  # papermill raises PapermillExecutionError and others; keep going
                 err = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
             finally:
                 if before is None: os.environ.pop(NOTEBOOK_ENV, None)
                 else: os.environ[NOTEBOOK_ENV] = before
             results[(lang, nb.name)] = err
-            log.log(
-                logging.ERROR if err else logging.INFO,
-                "%s %s/%s in %.0fs%s",
-                "FAILED" if err else "ok",
-                lang,
-                nb.name,
-                time.time() - t0,
-                f": {err}" if err else "",
-            )
+            log.log(logging.ERROR if err else logging.INFO, "%s %s/%s in %.0fs%s", "FAILED" if err else "ok", lang,
+                    nb.name,
+                    time.time() - t0, f": {err}" if err else "")
     return results
 
 # %% ../../nbs/infra/91_reproduce.ipynb #94c041c6
@@ -100,22 +89,16 @@ def main(argv: list[str] | None = None) -> int:
     "Command line: run the paper notebooks per language; exit 1 if any run failed."
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.reproduce", description=__doc__)
     ap.add_argument("--langs", nargs="+", default=["en"], help=f"languages ({' '.join(LANGS)})")
-    ap.add_argument(
-        "--profile",
-        default="small",
-        help="settings profile: small (default), tiny, grid, medium or paper (see settings.ini)",
-    )
+    ap.add_argument("--profile", default="small",
+                    help="settings profile: small (default), tiny, grid, medium or paper (see settings.ini)")
     ap.add_argument("--notebooks", nargs="+", help="notebooks to run per language (default: all of nbs/paper)")
     ap.add_argument("--summaries", nargs="+", help="cross-language notebooks to run afterwards over --langs "
                     "(default: all of nbs/paper/summary without --notebooks, none with it)")
     ap.add_argument("--only-summaries", action="store_true", help="run no per-language notebook, only the summaries")
-    ap.add_argument(
-        "--pins",
-        choices=PIN_MODES,
-        default="off",
-        help="off: train everything (default); use: draw every figure from the pinned artefacts in "
-        "data/ledger/, training nothing, in runs/pinned/; record: train what is not pinned, then pin it",
-    )
+    ap.add_argument("--pins", choices=PIN_MODES, default="off",
+                    help="off: train everything (default); use: draw every figure from the pinned artefacts in "
+                         "data/ledger/, training nothing, in runs/pinned/; record: train what is not pinned, then pin "
+                         "it")
     ap.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
                     help="a parameter for every per-language notebook that declares it (e.g. processes=8)")
     a = ap.parse_args(argv)
@@ -133,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.summaries or a.only_summaries or not a.notebooks:
         res.update(run_summaries(a.langs if a.only_summaries else None, a.profile, notebooks=a.summaries))
     failed = [k for k, v in res.items() if v]
-    for lang, nb in failed:
-        log.error("failed: %s %s (executed copy in %s)", lang, nb, run_dir(lang, profile=a.profile) / nb)
+    for lang, nb in failed: log.error("failed: %s %s (executed copy in %s)", lang, nb,
+                                      run_dir(lang, profile=a.profile) / nb)
     return 1 if failed else 0
 
 # %% ../../nbs/infra/91_reproduce.ipynb #f0b85840
