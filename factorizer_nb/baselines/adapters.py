@@ -274,7 +274,8 @@ class HFByteBPE(Tokenizer):
         if not 0.0 <= dropout < 1.0 or dropout != dropout: raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         self.tok.model.dropout = dropout or None
         self.name, self.dropout, self.samples = name, dropout, dropout > 0
-    # no `reseed`: HF tokenizers draws BPE-dropout from an unseeded generator, so runs with dropout are not reproducible bit for bit
+    # no `reseed`: HF tokenizers draws BPE-dropout from an unseeded generator, so runs with dropout are not reproducible
+    # bit for bit
 
     @property
     def base_vocab_size(self) -> int: return self.tok.get_vocab_size()

@@ -112,7 +112,8 @@ def _write_meta(self: Pins, name: str, meta: dict) -> Path:
 def _bytes(path: Path) -> bytes: return Path(path).read_bytes()
 def _from_bytes(data: bytes, path: Path): atomic_write(path, lambda t: t.write_bytes(data))
 
-# how a pinned file is stored: (encode(path) -> bytes, decode(bytes, path)), the decoded file checked against its sha256;
+# how a pinned file is stored: (encode(path) -> bytes, decode(bytes, path)), the decoded file checked against its
+# sha256;
 # a method's own codec is named "module:attribute" and imported on first use, as the protocol's tokenizer families are
 CODECS = {"bytes": (_bytes, _from_bytes), "vocab-text": "factorizer_nb.factorizer.vocab:VOCAB_TEXT_CODEC"}
 

@@ -14,8 +14,10 @@ try:
     import numba
     from numba import njit, prange
     HAVE_NUMBA = True
-    # numba's OpenMP layer shares libgomp with torch, so its set_num_threads would also set how many threads torch's CPU kernels use
-    # (a one-thread job ran two after its first split). numba's own workqueue layer keeps them apart; it needs calls from one thread
+    # numba's OpenMP layer shares libgomp with torch, so its set_num_threads would also set how many threads torch's CPU
+    # kernels use
+    # (a one-thread job ran two after its first split). numba's own workqueue layer keeps them apart; it needs calls
+    # from one thread
     # at a time, which _KERNEL_LOCK gives. $NUMBA_THREADING_LAYER still chooses.
     if not os.environ.get("NUMBA_THREADING_LAYER"): numba.config.THREADING_LAYER = "workqueue"
 except ImportError:  # the tokenizer then uses the pure-Python search of `factorizer.search`

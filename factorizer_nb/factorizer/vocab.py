@@ -215,7 +215,8 @@ def _records(d, path, body_bytes: int, remember: bool = True):
         yield k, rec
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #fae841d7
-# Run by `_isolated_records` in a child process: parse the DAWG from stdin, bounded as in `_records`, and pickle its records to stdout.
+# Run by `_isolated_records` in a child process: parse the DAWG from stdin, bounded as in `_records`, and pickle its
+# records to stdout.
 _CHILD_READER = """
 import pickle, sys, dawg
 try:                                                   # cap the child's own address space (not POSIX: the timeout still holds)
