@@ -26,7 +26,8 @@ from factorizer_nb.factorizer.fast_search import HAVE_NUMBA, split_many
 from factorizer_nb.core.protocol import CharTokenizer
 from factorizer_nb.factorizer.tokenizer import Factorizer
 from factorizer_nb.factorizer.vocab import Vocabulary, byte_complete, write_authors_dawg
-from factorizer_nb.sage.pruning import SaGeTokenizer, initial_vocabulary
+from factorizer_nb.sage.tokenizer import SaGeTokenizer
+from factorizer_nb.sage.corpus import initial_vocabulary
 from factorizer_nb.bpe_vs_unigram.classic import BPE
 
 CORES = os.cpu_count() or 1

@@ -18,7 +18,8 @@ from factorizer_nb.downstream.ud_data import read_treebank
 from factorizer_nb.downstream.parser import FIELDS, LabelSet, Parser, ParserConfig, collate, encode_words, parser_loss
 from factorizer_nb.downstream.parser_training import ParserData, predict_treebank
 from factorizer_nb.downstream.tokenizer_points import bpe_point, unigram_point, spm_bpe
-from factorizer_nb.sage.pruning import SaGeTokenizer, initial_vocabulary
+from factorizer_nb.sage.tokenizer import SaGeTokenizer
+from factorizer_nb.sage.corpus import initial_vocabulary
 
 
 def train_words_per_second(tok, data, labels, cfg, batch_size=32, bf16=False):

@@ -29,8 +29,11 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from factorizer_nb.core.corpora import text_lines                                     # noqa: E402
-from factorizer_nb.sage.pruning import Corpus, SaGe, Segmentation, PairScores, initial_vocabulary, read_vocabulary, \
-    run_sage, skipgram_tables, train_skipgram                                  # noqa: E402
+from factorizer_nb.sage.corpus import Corpus, Segmentation, initial_vocabulary        # noqa: E402
+from factorizer_nb.sage.pruning import SaGe                                           # noqa: E402
+from factorizer_nb.sage.skipgram import PairScores, skipgram_tables, train_skipgram   # noqa: E402
+from factorizer_nb.sage.tokenizer import read_vocabulary                              # noqa: E402
+from factorizer_nb.sage.checkpoints import run_sage                                   # noqa: E402
 
 INITIAL, FINAL, K, EVERY = 6000, 4000, 100, 4         # the small scale; --scale paper: 20,000 -> 16,000 (Table 6)
 

@@ -18,7 +18,8 @@ from factorizer_nb.factorizer.vocab import unigram_standin_vocab
 from factorizer_nb.factorizer.tokenizer import Factorizer
 from factorizer_nb.factorizer.vocab import Vocabulary, byte_complete, bytes_subword
 from factorizer_nb.core.text import BOW, EOW
-from factorizer_nb.sage.pruning import SaGeTokenizer, initial_vocabulary
+from factorizer_nb.sage.tokenizer import SaGeTokenizer
+from factorizer_nb.sage.corpus import initial_vocabulary
 from factorizer_nb.bpe_vs_unigram.classic import BPE, Unigram, WordPiece
 from factorizer_nb.factorizer.reindexed import Reindexed, one_row_per_subword
 

@@ -8,8 +8,11 @@ from hypothesis import assume, given, settings, strategies as st, HealthCheck
 from fixtures import ROOT, needs_data
 from factorizer_nb.core.settings import load_settings
 from factorizer_nb.core.protocol import load_tokenizer
-from factorizer_nb.sage.pruning import (Corpus, SaGe, SaGeSettings, SaGeTokenizer, Segmentation, PairScores, greedy_split,
-                                        pretokenize, read_vocabulary, run_sage, save_checkpoint)
+from factorizer_nb.sage.corpus import Corpus, Segmentation, greedy_split, pretokenize
+from factorizer_nb.sage.pruning import SaGe, SaGeSettings
+from factorizer_nb.sage.tokenizer import SaGeTokenizer, read_vocabulary
+from factorizer_nb.sage.skipgram import PairScores
+from factorizer_nb.sage.checkpoints import run_sage, save_checkpoint
 
 LINES = ["the cat sat on the mat", "a cat and a hat 😀", "that hat is the hat of the cat", "mat", "",
          "at at at at the thatch", "ça va? 日本 😀😀"]
@@ -173,14 +176,15 @@ def test_bad_input():
 
 
 def test_from_settings_reads_the_sage_keys():
-    corpus, pieces = toy()
     S = load_settings("gd", "tiny")
-    expected = SaGeSettings(min(S["sage_final_vocab"], len(pieces)), k=S["sage_k"], M=S["sage_M"], m=S["sage_m"], l=S["sage_l"],
+    expected = SaGeSettings(S["sage_final_vocab"], k=S["sage_k"], M=S["sage_M"], m=S["sage_m"], l=S["sage_l"],
                             window=S["sage_window"], w2v_window=S["sage_w2v_window"], w2v_dim=S["sage_w2v_dim"],
                             w2v_negative=S["sage_w2v_negative"], w2v_epochs=S["sage_w2v_epochs"],
                             w2v_workers=S["sage_w2v_workers"], splitter=S["sage_splitter"], seed=S["seed"])
-    assert SaGe.from_settings(corpus, pieces, S).settings == expected
-    s = SaGe.from_settings(corpus, pieces, dict(S, sage_final_vocab=30, sage_k=3), window=2)
+    assert SaGeSettings.from_settings(S) == expected
+    corpus, pieces = toy()
+    cfg = SaGeSettings.from_settings(dict(S, sage_final_vocab=30, sage_k=3))
+    s = SaGe(corpus, pieces, cfg, window=2)
     assert (s.settings.final_size, s.settings.k, s.settings.window) == (30, 3, 2)
 
 

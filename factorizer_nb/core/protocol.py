@@ -366,7 +366,7 @@ TOKENIZER_KINDS = {
     "factorizer": "factorizer_nb.factorizer.tokenizer:Factorizer",
     "sentencepiece": "factorizer_nb.baselines.adapters:SentencePieceTokenizer",
     "hf-bpe": "factorizer_nb.baselines.adapters:HFByteBPE",
-    "sage": "factorizer_nb.sage.pruning:SaGeTokenizer",
+    "sage": "factorizer_nb.sage.tokenizer:SaGeTokenizer",
     "classic-bpe": "factorizer_nb.bpe_vs_unigram.classic:BPE",
     "classic-wordpiece": "factorizer_nb.bpe_vs_unigram.classic:WordPiece",
     "classic-unigram": "factorizer_nb.bpe_vs_unigram.classic:Unigram",

@@ -14,7 +14,10 @@ from ..core.pins import Pins, digest
 from ..core.protocol import Tokenizer, load_tokenizer
 from ..factorizer.tokenizer import Factorizer
 from ..baselines.adapters import train_hf_bpe, HFByteBPE, SentencePieceTokenizer
-from ..sage.pruning import Corpus, SaGe, SaGeTokenizer, initial_vocabulary, read_vocabulary, run_sage
+from ..sage.corpus import Corpus, initial_vocabulary
+from ..sage.pruning import SaGe, SaGeSettings
+from ..sage.tokenizer import SaGeTokenizer, read_vocabulary
+from ..sage.checkpoints import run_sage
 from .ud_data import syntactic_words
 from .parser import encode_words
 
@@ -79,7 +82,7 @@ class SaGePointConfig:
     initial_vocab: int                  # sage_initial_vocab, used when the target is sage_final_vocab
     final_vocab: int                    # sage_final_vocab
     n: float                            # sage_n: initial size = n × target for any other target
-    sage: dict                          # the sage_* values and seed, for `SaGe.from_settings`
+    sage: dict                          # the sage_* values and seed: `SaGeSettings.from_settings`, and the pins' fingerprint
 
     @classmethod
     def from_settings(cls, S) -> "SaGePointConfig":
@@ -92,7 +95,9 @@ def sage_vocabulary(lines: Sequence[str], initial_size: int, sage: dict, out: Pa
     "SaGe's vocabulary pruned from `initial_size` BPE pieces of `lines` by the settings `sage`, in `out`."
     # with `pins` on, the run's `vocab.txt` and `steps.tsv` are pinned files
     def prune():
-        sage_run = SaGe.from_settings(Corpus.from_lines(lines), initial_vocabulary(lines, initial_size), sage)
+        corpus, pieces = Corpus.from_lines(lines), initial_vocabulary(lines, initial_size)
+        settings = SaGeSettings.from_settings(sage)
+        sage_run = SaGe(corpus, pieces, settings, final_size=min(settings.final_size, len(pieces)))   # at most the initial size
         return run_sage(sage_run, out, progress=progress)
     if not (pins is not None and pins.on): return prune()
     fingerprint = dict(lines=digest(list(lines)), initial_size=initial_size, sage=dict(sorted(sage.items())))
