@@ -265,7 +265,7 @@ def test_lm_notebooks_tiny(tmp_path):
     assert (learned.loss_last_500 > 0).all() and np.isfinite(learned.loss_last_500).all()   # 4 steps: the mean of all of them
     on = learned.pretrained_on.str.startswith("CPU")                           # where each model was pretrained, in the table and both captions
     assert on.all() and all(f"{d}: " in caption and f"{d}: " in json.loads((out / "table_fig7_lm_en.manifest.json").read_text())["caption"] for d in set(learned.pretrained_on))
-    from factorizer_nb.infra.results_index import CONTEXT_FREE
+    from factorizer_nb.factorizer.claims import CONTEXT_FREE
     stuck = learned[learned.ppl_word_over_factorized_unigram >= CONTEXT_FREE]   # heads that never left the context-free solution: named in the caption, or it says none
     assert ("Still at the context-free solution" in caption) == (len(stuck) > 0)
     assert all(f"{m} {f:g}" in caption.split("Still at the context-free solution")[-1] for m, f in zip(stuck.model, stuck.fraction))
