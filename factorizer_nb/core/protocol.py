@@ -28,7 +28,8 @@ _WORD = re.compile(r"\S+")
 # %% ../../nbs/core/04_protocol.ipynb #d17968e0
 @dataclass
 class Encoding:
-    "The tokens of one text: ids, token strings, character offsets, word indices and attention mask (and scores, if any)."
+    """The tokens of one text: ids, token strings, character offsets, word indices and attention mask (and scores, if
+    any)."""
     ids: list
     tokens: list[str]
     offsets: list[tuple[int, int]]
@@ -46,27 +47,34 @@ class Encoding:
 
     @classmethod
     def _trusted(cls, ids: list, tokens: list, offsets: list, word_ids: list, scores: list | None = None) -> "Encoding":
-        "An `Encoding` of lists the caller built with equal lengths: no checks (the compiled tokenizer's per-call path)."
+        """An `Encoding` of lists the caller built with equal lengths: no checks (the compiled tokenizer's per-call
+        path)."""
         e = object.__new__(cls)
-        e.__dict__.update(ids=ids, tokens=tokens, offsets=offsets, word_ids=word_ids, attention_mask=[1] * len(ids), scores=scores)
+        e.__dict__.update(ids=ids, tokens=tokens, offsets=offsets, word_ids=word_ids, attention_mask=[1] * len(ids),
+                          scores=scores)
         return e
 
 # %% ../../nbs/core/04_protocol.ipynb #37f5456d
 class Encodings(Sequence):
-    "A batch of encodings in columns (ids, offsets, word ids, scores, token indices), texts cut by `row_splits`; row i is an `Encoding` made when asked for."
-    def __init__(self, ids: np.ndarray, offsets: np.ndarray, word_ids: np.ndarray, row_splits: np.ndarray, scores: np.ndarray | None = None,
-                 token_index: np.ndarray | None = None, extra: Sequence[str] = (), vocab_token: Callable[[int], str] | None = None):
+    """A batch of encodings in columns (ids, offsets, word ids, scores, token indices), texts cut by `row_splits`; row i
+    is an `Encoding` made when asked for."""
+    def __init__(self, ids: np.ndarray, offsets: np.ndarray, word_ids: np.ndarray, row_splits: np.ndarray,
+                 scores: np.ndarray | None = None,
+                 token_index: np.ndarray | None = None, extra: Sequence[str] = (),
+                 vocab_token: Callable[[int], str] | None = None):
         self.ids = np.asarray(ids, np.int64)                         # [tokens, *id_shape]
         self.offsets = np.asarray(offsets, np.int64).reshape(-1, 2)  # [tokens, 2]: character start, end
         self.word_ids = np.asarray(word_ids, np.int64)               # [tokens]: whitespace word, -1 for none
         self.row_splits = np.asarray(row_splits, np.int64)           # [texts + 1]
         self.scores = None if scores is None else np.asarray(scores, np.float64)
-        self.token_index = np.asarray(token_index if token_index is not None else -1 - np.arange(len(self.ids)), np.int64)
+        self.token_index = np.asarray(token_index if token_index is not None else -1 - np.arange(len(self.ids)),
+                                      np.int64)
         self.extra, self.vocab_token = list(extra), vocab_token
         n = {len(self.ids), len(self.offsets), len(self.word_ids), len(self.token_index), int(self.row_splits[-1])}
         if self.scores is not None: n.add(len(self.scores))
         if len(n) != 1 or self.row_splits[0] != 0 or (np.diff(self.row_splits) < 0).any():
-            raise ValueError(f"the columns of Encodings must have one entry per token and row_splits must cut them in order, got lengths {sorted(n)}")
+            raise ValueError(f"the columns of Encodings must have one entry per token and row_splits must cut them in "
+                             f"order, got lengths {sorted(n)}")
         self._splits = self.row_splits.tolist()
 
     @classmethod
@@ -76,8 +84,10 @@ class Encodings(Sequence):
         lens = [len(e) for e in encodings]
         ids = np.asarray([i for e in encodings for i in e.ids], np.int64).reshape(-1, *id_shape)
         scores = None if any(e.scores is None for e in encodings) else [s for e in encodings for s in e.scores]
-        return cls(ids, [o for e in encodings for o in e.offsets], [-1 if w is None else w for e in encodings for w in e.word_ids],
-                   np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]), scores, extra=[t for e in encodings for t in e.tokens])
+        return cls(ids, [o for e in encodings for o in e.offsets],
+                   [-1 if w is None else w for e in encodings for w in e.word_ids],
+                   np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]), scores,
+                   extra=[t for e in encodings for t in e.tokens])
 
     def __len__(self): return len(self._splits) - 1
     def __getitem__(self, i):
@@ -85,7 +95,8 @@ class Encodings(Sequence):
         if not -len(self) <= i < len(self): raise IndexError(f"text {i} of a batch of {len(self)}")
         lo, hi = self._splits[i % len(self)], self._splits[i % len(self) + 1]
         ids = self.ids[lo:hi].tolist()
-        return Encoding._trusted(list(map(tuple, ids)) if self.ids.ndim > 1 else ids, self.tokens(lo, hi), list(map(tuple, self.offsets[lo:hi].tolist())),
+        return Encoding._trusted(list(map(tuple, ids)) if self.ids.ndim > 1 else ids, self.tokens(lo, hi),
+                                 list(map(tuple, self.offsets[lo:hi].tolist())),
                                  [None if w < 0 else w for w in self.word_ids[lo:hi].tolist()],
                                  None if self.scores is None else self.scores[lo:hi].tolist())
     def __iter__(self): return (self[k] for k in range(len(self)))
@@ -106,7 +117,8 @@ class Encodings(Sequence):
         "Texts a..b as `Encodings` over views of the same columns."
         lo, hi = self._splits[a], self._splits[b]
         return Encodings(self.ids[lo:hi], self.offsets[lo:hi], self.word_ids[lo:hi], self.row_splits[a:b + 1] - lo,
-                         None if self.scores is None else self.scores[lo:hi], self.token_index[lo:hi], self.extra, self.vocab_token)
+                         None if self.scores is None else self.scores[lo:hi], self.token_index[lo:hi], self.extra,
+                         self.vocab_token)
 
     @classmethod
     def concat(cls, parts: Sequence["Encodings"]) -> "Encodings":
@@ -142,19 +154,22 @@ def truncate(enc: Encoding, max_length: int) -> Encoding:
 
 # %% ../../nbs/core/04_protocol.ipynb #837e994b
 def pad_batch(encodings: Sequence[Encoding], pad_id, length: int | None = None) -> list[Encoding]:
-    "Encodings padded (and truncated) on the right to `length` (default: the longest), with `pad_id`, mask 0 and no word."
+    """Encodings padded (and truncated) on the right to `length` (default: the longest), with `pad_id`, mask 0 and no
+    word."""
     n = max((len(e) for e in encodings), default=0) if length is None else length
     out = []
     for e in encodings:
         e, k = truncate(e, n), max(0, n - len(e))
         end = e.offsets[-1][1] if e.offsets else 0
         out.append(Encoding(e.ids + [pad_id] * k, e.tokens + [SPECIAL_TOKENS[3]] * k, e.offsets + [(end, end)] * k,
-                            e.word_ids + [None] * k, e.attention_mask + [0] * k, None if e.scores is None else e.scores + [0.0] * k))
+                            e.word_ids + [None] * k, e.attention_mask + [0] * k,
+                            None if e.scores is None else e.scores + [0.0] * k))
     return out
 
 # %% ../../nbs/core/04_protocol.ipynb #5d3e8f94
 class Tokenizer:
-    "Base of every tokenizer: a family splits one word (`encode_word`) and decodes ids (`decode_ids`); the rest is shared."
+    """Base of every tokenizer: a family splits one word (`encode_word`) and decodes ids (`decode_ids`); the rest is
+    shared."""
     kind: ClassVar[str] = ""                  # the name `load_tokenizer` knows the family by
     id_shape: ClassVar[tuple] = ()            # () for int ids, (3,) for (r, g, b) triplets
     name: str = ""
@@ -182,9 +197,11 @@ class Tokenizer:
 
 # %% ../../nbs/core/04_protocol.ipynb #972ec049
 class WordCache:
-    "Least-recently-used cache of word -> tokens, bounded by the total characters of the words and token strings it holds."
+    """Least-recently-used cache of word -> tokens, bounded by the total characters of the words and token strings it
+    holds."""
     def __init__(self, max_chars: int):
-        if not isinstance(max_chars, int) or max_chars < 0: raise ValueError(f"cache size must be an int >= 0 characters, got {max_chars!r}")
+        if not isinstance(max_chars, int) or max_chars < 0: raise ValueError(f"cache size must be an int >= 0 "
+                                                                             f"characters, got {max_chars!r}")
         self.max_chars, self.chars, self.entries = max_chars, 0, OrderedDict()
     @staticmethod
     def cost(word: str, tokens: tuple) -> int: return len(word) + sum(len(t[0]) for t in tokens)
@@ -209,14 +226,16 @@ def __getstate__(self: Tokenizer) -> dict:
 # %% ../../nbs/core/04_protocol.ipynb #67be4ded
 @patch
 def _word_tokens(self: Tokenizer, word: str) -> tuple:
-    "`encode_word` with the word's spans stretched to its edges (one `[UNK]` if it gave nothing), cached unless the tokenizer samples."
+    """`encode_word` with the word's spans stretched to its edges (one `[UNK]` if it gave nothing), cached unless the
+    tokenizer samples."""
     if self.samples: return self._spanned(word)
     if "_word_cache" not in self.__dict__: self._word_cache = WordCache(self.cache_chars)
     return self._word_cache.get(word, self._spanned)
 
 @patch
 def _spanned(self: Tokenizer, word: str) -> tuple:
-    "`encode_word` as a tuple whose first span starts at 0 and last ends at `len(word)` (a normalizer may drop edge characters)."
+    """`encode_word` as a tuple whose first span starts at 0 and last ends at `len(word)` (a normalizer may drop edge
+    characters)."""
     toks = [list(t) for t in self.encode_word(word)] or [["[UNK]", self.special_id("[UNK]"), 0, len(word), -math.inf]]
     toks[0][2], toks[-1][3] = 0, len(word)
     return tuple(map(tuple, toks))
@@ -235,13 +254,16 @@ def _pieces(text: str, add_special_tokens: bool):
 
 # %% ../../nbs/core/04_protocol.ipynb #83000b39
 @patch
-def _words_tokens(self: Tokenizer, words: list[str], seeds: list[tuple[int, int]] | None = None, num_workers: int = 1) -> list[tuple]:
-    "Token tuples of each word, one `_word_tokens` at a time; a family may split the whole list at once (and use `seeds`, `num_workers`)."
+def _words_tokens(self: Tokenizer, words: list[str], seeds: list[tuple[int, int]] | None = None,
+                  num_workers: int = 1) -> list[tuple]:
+    """Token tuples of each word, one `_word_tokens` at a time; a family may split the whole list at once (and use
+    `seeds`, `num_workers`)."""
     return [self._word_tokens(w) for w in words]
 
 @patch
 def _text_seeds(self: Tokenizer, n: int) -> list[int] | None:
-    "One sampling seed per text, for a family that seeds each word's split from its text's seed and position (none by default)."
+    """One sampling seed per text, for a family that seeds each word's split from its text's seed and position (none by
+    default)."""
     return None
 
 def _assemble(tok: Tokenizer, text: str, pieces: list, word_tokens, add_special_tokens: bool) -> Encoding:
@@ -260,7 +282,8 @@ def _assemble(tok: Tokenizer, text: str, pieces: list, word_tokens, add_special_
 @patch
 def _encode_texts(self: Tokenizer, texts: list[str], add_special_tokens: bool = False, num_workers: int = 1,
                   text_seeds: list[int] | None = None) -> list[Encoding]:
-    "`Encoding`s of `texts` with the words of all of them in one `_words_tokens` call (sampling seeds drawn per text unless given)."
+    """`Encoding`s of `texts` with the words of all of them in one `_words_tokens` call (sampling seeds drawn per text
+    unless given)."""
     pieces = [list(_pieces(t, add_special_tokens)) for t in texts]
     if text_seeds is None: text_seeds = self._text_seeds(len(texts))
     words, seeds = [], []
@@ -274,8 +297,10 @@ def _encode_texts(self: Tokenizer, texts: list[str], add_special_tokens: bool = 
 
 @patch
 def encode(self: Tokenizer, text: str, add_special_tokens: bool = False) -> Encoding:
-    "Tokens of `text`: each whitespace word split by the family; `[CLS] … [SEP]` and special tokens in the text if asked."
-    if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch for a list of texts")
+    """Tokens of `text`: each whitespace word split by the family; `[CLS] … [SEP]` and special tokens in the text if
+    asked."""
+    if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch "
+                                                  "for a list of texts")
     return self._encode_texts([text], add_special_tokens)[0]
 Tokenizer.__call__ = Tokenizer.encode
 
@@ -292,14 +317,17 @@ def _check_texts(texts, num_workers: int) -> list[str]:
     if isinstance(texts, str): raise TypeError("encode_batch expects a sequence of str; use encode for one text")
     texts = list(texts)
     if not all(isinstance(t, str) for t in texts):
-        raise TypeError(f"encode_batch expects str texts, got a {next(type(t).__name__ for t in texts if not isinstance(t, str))}")
-    if not isinstance(num_workers, int) or num_workers < 1: raise ValueError(f"num_workers must be an int >= 1, got {num_workers!r}")
+        raise TypeError(f"encode_batch expects str texts, got a "
+                        f"{next(type(t).__name__ for t in texts if not isinstance(t, str))}")
+    if not isinstance(num_workers,
+                      int) or num_workers < 1: raise ValueError(f"num_workers must be an int >= 1, got {num_workers!r}")
     return texts
 
 @patch
 def encode_batch(self: Tokenizer, texts: Sequence[str], add_special_tokens: bool = False, progress: bool = False,
                  num_workers: int = 1) -> Encodings:
-    "`encode` of each text, in order, as columnar `Encodings`; `BATCH_TEXTS` texts at a time, on `num_workers` cores where the family can."
+    """`encode` of each text, in order, as columnar `Encodings`; `BATCH_TEXTS` texts at a time, on `num_workers` cores
+    where the family can."""
     texts = _check_texts(texts, num_workers)
     bar = None
     if progress:
@@ -315,7 +343,8 @@ def encode_batch(self: Tokenizer, texts: Sequence[str], add_special_tokens: bool
 # %% ../../nbs/core/04_protocol.ipynb #031c9170
 @patch
 def encode_ids_batch(self: Tokenizer, texts: Sequence[str], num_workers: int = 1) -> list:
-    "Ids of each text as an int64 array of shape `[tokens, *id_shape]`, no special tokens: what a model reads, without offsets (fast where a family can)."
+    """Ids of each text as an int64 array of shape `[tokens, *id_shape]`, no special tokens: what a model reads, without
+    offsets (fast where a family can)."""
     import numpy as np
     batch = self.encode_batch(texts, num_workers=num_workers)
     return [batch.ids_of(i).reshape(-1, *self.id_shape) for i in range(len(batch))]
@@ -323,20 +352,23 @@ def encode_ids_batch(self: Tokenizer, texts: Sequence[str], num_workers: int = 1
 # %% ../../nbs/core/04_protocol.ipynb #bc7be601
 @patch
 def emitted_ids(self: Tokenizer):
-    "Every id the family can emit for text, as an int64 array [S, *id_shape], where that is a strict subset of its tables' rows; None where any row can be emitted."
+    """Every id the family can emit for text, as an int64 array [S, *id_shape], where that is a strict subset of its
+    tables' rows; None where any row can be emitted."""
     return None
 
 # %% ../../nbs/core/04_protocol.ipynb #66129a42
 @patch
 def word_pieces(self: Tokenizer, word: str) -> list[str]:
-    "`word` cut where each token starts: one piece per token, joining back to `word` (`''` for a token starting where the next does)."
+    """`word` cut where each token starts: one piece per token, joining back to `word` (`''` for a token starting where
+    the next does)."""
     starts = [a for a, _ in self.encode(word).offsets]
     return [word[a:b] for a, b in zip(starts, starts[1:] + [len(word)])]
 
 # %% ../../nbs/core/04_protocol.ipynb #cac8770d
 @patch
 def decode(self: Tokenizer, ids: Sequence, skip_special_tokens: bool = True) -> str:
-    "Text of `ids`: runs of ordinary ids decoded by the family, special tokens dropped (or written out), whitespace normalized."
+    """Text of `ids`: runs of ordinary ids decoded by the family, special tokens dropped (or written out), whitespace
+    normalized."""
     if isinstance(ids, (str, bytes)): raise TypeError("decode expects a sequence of ids")
     special = {self.special_id(t): t for t in SPECIAL_TOKENS}
     parts, run = [], []
@@ -375,7 +407,8 @@ TOKENIZER_KINDS = {
 
 def tokenizer_class(kind: str) -> type:
     "The class registered for `kind`."
-    if kind not in TOKENIZER_KINDS: raise ValueError(f"unknown tokenizer kind {kind!r}; known: {sorted(TOKENIZER_KINDS)}")
+    if kind not in TOKENIZER_KINDS: raise ValueError(f"unknown tokenizer kind {kind!r}; known: "
+                                                     f"{sorted(TOKENIZER_KINDS)}")
     module, name = TOKENIZER_KINDS[kind].split(":")
     return getattr(import_module(module), name)
 
@@ -390,7 +423,8 @@ def save(self: Tokenizer, path: str | Path) -> Path:
 def from_file(cls: Tokenizer, path: str | Path) -> Tokenizer:
     "The tokenizer saved at `path` (its class must match `cls`, unless `cls` is `Tokenizer`)."
     tok = load_tokenizer(path)
-    if cls is not Tokenizer and not isinstance(tok, cls): raise TypeError(f"{path} holds a {type(tok).__name__}, not a {cls.__name__}")
+    if cls is not Tokenizer and not isinstance(tok, cls): raise TypeError(f"{path} holds a {type(tok).__name__}, not a "
+                                                                          f"{cls.__name__}")
     return tok
 
 # %% ../../nbs/core/04_protocol.ipynb #8b34ab26
@@ -403,7 +437,8 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
     if head.startswith(FORMAT_MAGIC) or not head.lstrip().startswith(b"{"): return tokenizer_class("factorizer").from_vocab_file(path)
     try: doc = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError) as e: raise ValueError(f"{path} is not a tokenizer file ({e})") from None
-    if not isinstance(doc, dict) or doc.get("format") != TOKENIZER_FORMAT: raise ValueError(f"{path} is JSON but not a {TOKENIZER_FORMAT} file")
+    if not isinstance(doc, dict) or doc.get("format") != TOKENIZER_FORMAT: raise ValueError(f"{path} is JSON but not a "
+                                                                                            f"{TOKENIZER_FORMAT} file")
     tok = tokenizer_class(doc["kind"]).from_config(doc["config"])
     tok.name = doc.get("name", tok.name)
     return tok

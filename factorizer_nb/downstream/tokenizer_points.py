@@ -68,7 +68,8 @@ def unigram_point(counts, size: int, work: Path, pins: Pins | None = None) -> Po
 
 def spm_bpe(counts, size: int, work: Path, dropout: float = 0.0, seed: int | None = None,
             pins: Pins | None = None) -> SentencePieceTokenizer:
-    "sentencepiece BPE of `size` on the word list `counts`, with seeded BPE-dropout `dropout` (`baselines.adapters.bpe_dropout`, in sentencepiece's merge order)."
+    """sentencepiece BPE of `size` on the word list `counts`, with seeded BPE-dropout `dropout`
+    (`baselines.adapters.bpe_dropout`, in sentencepiece's merge order)."""
     build = lambda: SentencePieceTokenizer.from_counts(counts, size, "bpe", name=f"BPE {size}")
     base = _cached(work / f"spm_bpe_words_{size}.json", build, pins, size=size, words=digest(counts))
     if not dropout: return base
@@ -77,12 +78,13 @@ def spm_bpe(counts, size: int, work: Path, dropout: float = 0.0, seed: int | Non
 # %% ../../nbs/downstream/46_tokenizer_points.ipynb #fa79717f
 @dataclass(frozen=True)
 class SaGePointConfig:
-    "What `sage_point` reads from the settings: the running text, the paper's sizes, the ratio for other sizes, and SaGe's own values."
+    """What `sage_point` reads from the settings: the running text, the paper's sizes, the ratio for other sizes, and
+    SaGe's own values."""
     text: str                           # the language's running text (`text`)
     initial_vocab: int                  # sage_initial_vocab, used when the target is sage_final_vocab
     final_vocab: int                    # sage_final_vocab
     n: float                            # sage_n: initial size = n × target for any other target
-    sage: dict                          # the sage_* values and seed: `SaGeSettings.from_settings`, and the pins' fingerprint
+    sage: dict  # the sage_* values and seed: `SaGeSettings.from_settings`, and the pins' fingerprint
 
     @classmethod
     def from_settings(cls, S) -> "SaGePointConfig":
@@ -97,7 +99,8 @@ def sage_vocabulary(lines: Sequence[str], initial_size: int, sage: dict, out: Pa
     def prune():
         corpus, pieces = Corpus.from_lines(lines), initial_vocabulary(lines, initial_size)
         settings = SaGeSettings.from_settings(sage)
-        sage_run = SaGe(corpus, pieces, settings, final_size=min(settings.final_size, len(pieces)))   # at most the initial size
+        # at most the initial size
+        sage_run = SaGe(corpus, pieces, settings, final_size=min(settings.final_size, len(pieces)))
         return run_sage(sage_run, out, progress=progress)
     if not (pins is not None and pins.on): return prune()
     fingerprint = dict(lines=digest(list(lines)), initial_size=initial_size, sage=dict(sorted(sage.items())))

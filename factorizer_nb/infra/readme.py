@@ -18,12 +18,14 @@ RESULTS_MARKER, LM_MARKER = "<!-- results-index -->", "<!-- lm-notebooks -->"
 LM_NOTEBOOKS = "nbs/paper/lm/"
 
 def render_readme(index: str | Path, results: str | None = None, lm: str | None = None) -> str:
-    "The README text: the markdown cells of the index notebook, in order, separated by blank lines; `results` and `lm` replace their markers."
+    """The README text: the markdown cells of the index notebook, in order, separated by blank lines; `results` and `lm`
+    replace their markers."""
     try: nb = json.loads(Path(index).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e: raise ValueError(f"{index} is not a readable notebook: {e}") from None
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list): raise ValueError(f"{index} has no list of cells")
-    if any(c.get("cell_type") == "code" for c in cells): raise ValueError(f"{index} must hold only markdown cells (its code is shown, not run)")
+    if any(c.get("cell_type") == "code" for c in cells): raise ValueError(f"{index} must hold only markdown cells (its "
+                                                                          "code is shown, not run)")
     parts = ["".join(c.get("source", "")).strip() for c in cells if c.get("cell_type") == "markdown"]
     text = GENERATED_NOTICE + "\n\n".join(p for p in parts if p) + "\n"
     for marker, table in ((RESULTS_MARKER, results), (LM_MARKER, lm)):
@@ -31,7 +33,8 @@ def render_readme(index: str | Path, results: str | None = None, lm: str | None 
     return text
 
 def results_table(root: Path) -> str | None:
-    "The headline rows of the committed results index (`figures/results_index.csv`) as Markdown, or None if there is none."
+    """The headline rows of the committed results index (`figures/results_index.csv`) as Markdown, or None if there is
+    none."""
     import pandas as pd
     from factorizer_nb.infra.results_index import INDEX, compact_markdown
     f = Path(root) / "figures" / f"{INDEX}.csv"
@@ -43,27 +46,32 @@ def _hours(c: dict) -> str:
     return (f"{c['pretrain_hours']:.1f} h pretraining ({n(c['pretrained_models'], 'model')}), "
             f"{c['parser_hours']:.1f} h parsers ({n(c['parser_runs'], 'run')})")
 
-def _duration(s: float) -> str: return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
+def _duration(s: float) -> str: return f"{s:.0f} s" if s < 120 else (f"{s / 60:.0f} "
+                                                                     "min") if s < 7200 else f"{s / 3600:.1f} h"
 
 def lm_table(root: Path) -> str | None:
-    "The language-model notebooks' committed outputs under `figures/` (the default profile) and `figures/<profile>/`, one row per notebook and profile: the outputs, and from the newest of their manifests the training behind them and the notebook's run time; None if no manifest names such a notebook."
+    """The language-model notebooks' committed outputs under `figures/` (the default profile) and `figures/<profile>/`,
+    one row per notebook and profile: the outputs, and from the newest of their manifests the training behind them
+    and the notebook's run time; None if no manifest names such a notebook."""
     rows, top = {}, Path(root) / "figures"
     for f in sorted([*top.glob("*.manifest.json"), *top.glob("*/*.manifest.json")]):
         try: m = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError): continue                              # a broken manifest is check-outputs' to report
+        except (OSError, ValueError): continue  # a broken manifest is check-outputs' to report
         nb = m.get("notebook") or {}
         if not str(nb.get("path", "")).startswith(LM_NOTEBOOKS): continue
         folder = f.parent.relative_to(top).as_posix()                       # "." for the default profile
-        r = rows.setdefault((nb["path"], (m.get("settings") or {}).get("profile") or folder), dict(outputs=[], created="", seconds=0, compute=None))
+        r = rows.setdefault((nb["path"], (m.get("settings") or {}).get("profile") or folder),
+                            dict(outputs=[], created="", seconds=0, compute=None))
         name = f.name.removesuffix(".manifest.json")
         r["outputs"].append(f"[{name}]({(Path('figures') / folder / name).as_posix()}{'.png' if f.with_name(name + '.png').exists() else '.csv'})")
-        if str(m.get("created", "")) >= r["created"]:                          # the newest output is the last one of the latest run
+        if str(m.get("created", "")) >= r["created"]:  # the newest output is the last one of the latest run
             r["created"], r["seconds"] = str(m.get("created", "")), float(nb.get("seconds") or 0)
             r["compute"] = m.get("compute") or r["compute"]
     if not rows: return None
     lines = ["| notebook | profile | outputs | training behind its records | its last run |", "|---|---|---|---|---:|"]
     for (nb, profile), r in sorted(rows.items()):
-        lines.append(f"| [{Path(nb).stem}]({nb}) | {profile} | {', '.join(r['outputs'])} | {_hours(r['compute']) if r['compute'] else 'not recorded'} "
+        lines.append(f"| [{Path(nb).stem}]({nb}) | {profile} | {', '.join(r['outputs'])} | "
+                     f"{_hours(r['compute']) if r['compute'] else 'not recorded'} "
                      f"| {_duration(r['seconds'])} |")
     return "\n".join(lines) + "\n"
 
