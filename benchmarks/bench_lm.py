@@ -46,7 +46,9 @@ def one(kind: str, profile: str, steps: int, size: int, mode: str = "off", overr
     from factorizer_nb.factorizer.tokenizer import Factorizer
     from factorizer_nb.factorizer.vocab import unigram_standin_vocab
     from factorizer_nb.downstream.tokenizer_points import spm_bpe
-    from factorizer_nb.downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, pack, pad_mask, settings_corpus, lm_autocast
+    from factorizer_nb.downstream.lm.model import LMConfig, MaskedLM
+    from factorizer_nb.downstream.lm.data import pack, pad_mask, settings_corpus
+    from factorizer_nb.downstream.lm.training import LMTraining, make_optimizer, mlm_loss, lm_autocast
     S = {**load_settings("en", profile), **(overrides or {})}
     counts = training_counts(WordList.from_settings(S), top_n=S["vq_top_words"])
     vocab = run_dir("en") / "vocab.dawg"

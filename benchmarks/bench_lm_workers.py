@@ -11,7 +11,9 @@ from pathlib import Path
 import pandas as pd
 import torch
 from factorizer_nb.core.settings import find_settings
-from factorizer_nb.downstream.lm import LOG, packed_rows, pretrain, settings_corpus
+from factorizer_nb.downstream.lm.data import packed_rows, settings_corpus
+from factorizer_nb.downstream.lm.training import LOG
+from factorizer_nb.downstream.lm.cli import pretrain
 from factorizer_nb.downstream.lm_experiments import LMExperiment
 
 PROFILE = "bench_lm_workers"        # written into a copy of settings.ini: the cpu profile with the benchmark's sizes

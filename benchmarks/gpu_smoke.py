@@ -13,7 +13,11 @@ def part(name, fn):
 from factorizer_nb.core.settings import load_settings
 from factorizer_nb.downstream.experiments import ParserExperiment
 from factorizer_nb.downstream.tokenizer_points import bpe_point
-from factorizer_nb.downstream.lm import LMSpecsConfig, lm_specs, pretrain, load_lm, pseudo_perplexity, finetune_build, finetune_training, settings_corpus
+from factorizer_nb.downstream.lm.data import settings_corpus
+from factorizer_nb.downstream.lm.training import load_lm
+from factorizer_nb.downstream.lm.evaluation import pseudo_perplexity
+from factorizer_nb.downstream.lm.finetune import LMSpecsConfig, lm_specs, finetune_build, finetune_training
+from factorizer_nb.downstream.lm.cli import pretrain
 from factorizer_nb.downstream.parser_training import train_parser
 exp = ParserExperiment.setup("en", "tiny", W / "parser", DEV)
 part("parser", lambda: exp.grid([bpe_point(exp.counts(), 500, exp.tok_dir)], workers=1, progress=False)[["family", "setting", "LAS", "Lemmas"]].to_dict("records"))

@@ -1,4 +1,4 @@
-"Masked language models (downstream.lm): DDP against accumulation, odd input over every tokenizer kind, span-mask properties, the tiny LM notebooks end to end."
+"Masked language models (downstream.lm.*): DDP against accumulation, odd input over every tokenizer kind, span-mask properties, the tiny LM notebooks end to end."
 import csv, json, math, os, shutil, socket, tarfile
 from dataclasses import replace
 from pathlib import Path
@@ -8,8 +8,11 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 from fixtures import ROOT, needs_data
-from factorizer_nb.downstream.lm import (has_bf16, LMConfig, LMTraining, MaskedLM, train_lm, load_lm, span_mask, pack, pad_mask, mlm_loss,
-                                         pseudo_perplexity, main, LOG)
+from factorizer_nb.downstream.lm.model import LMConfig, MaskedLM
+from factorizer_nb.downstream.lm.data import span_mask, pack, pad_mask
+from factorizer_nb.downstream.lm.training import has_bf16, LMTraining, train_lm, load_lm, mlm_loss, LOG
+from factorizer_nb.downstream.lm.evaluation import pseudo_perplexity
+from factorizer_nb.downstream.lm.cli import main
 
 TINY = LMConfig(layers=2, hidden=32, ff=64, heads=2, dropout=0.0, attention_dropout=0.0, position_buckets=8, max_distance=32)
 TEXTS = [f"the {w} sat on the mat and looked at the {v} for a while" for w in ("cat", "dog", "bird", "fox") for v in ("sun", "rain", "moon")] * 3
@@ -152,7 +155,8 @@ def test_prefetched_epochs_are_the_epochs_packed_in_turn(tokenizers, tmp_path, k
     from factorizer_nb.factorizer.tokenizer import Factorizer
     from factorizer_nb.core.corpora import word_counts
     from factorizer_nb.downstream.tokenizer_points import spm_bpe
-    from factorizer_nb.downstream.lm import EpochRows, packed_rows
+    from factorizer_nb.downstream.lm.data import packed_rows
+    from factorizer_nb.downstream.lm.training import EpochRows
     tok = (spm_bpe(word_counts("wordfreq:en", top_n=1500), 400, tmp_path / "tok", dropout=0.3, seed=42) if kind == "bpe"
            else Factorizer(tokenizers["factorizer"].vocab, sigma_sample=0.5, seed=42))
     assert tok.samples
@@ -178,7 +182,7 @@ def test_cpu_profile_finetuning_resumes_exactly(tokenizers, tmp_path):
     from factorizer_nb.downstream.ud_data import read_treebank
     from factorizer_nb.downstream.parser import ParserConfig
     from factorizer_nb.downstream.parser_training import train_parser, LOG as PARSER_LOG, FINAL as PARSER_FINAL
-    from factorizer_nb.downstream.lm import finetune_build, finetune_training
+    from factorizer_nb.downstream.lm.finetune import finetune_build, finetune_training
     C = load_settings("en", "cpu")
     tok = tokenizers["bpe"]
     lm_path = train_lm(tok, TEXTS * 4, tmp_path / "lm", config=TINY, training=LMTraining(steps=2, batch_size=4, micro_batch=4, seq_len=32,
@@ -310,7 +314,7 @@ def test_lm_notebooks_tiny(tmp_path):
 
 def test_a_run_keeps_its_precision():
     "Under auto, a resumed run keeps the precision its checkpoint recorded, whatever the probe says now; forced modes win."
-    from factorizer_nb.downstream.lm import _run_bf16
+    from factorizer_nb.downstream.lm.training import _run_bf16
     assert _run_bf16("cpu", "auto", True, 1) is True and _run_bf16("cpu", "auto", False, 1) is False
     assert _run_bf16("cpu", "bf16", False, 1) is True and _run_bf16("cpu", "off", True, 1) is False
     assert _run_bf16("cpu", "auto", None, 1) == has_bf16("cpu")
@@ -321,7 +325,8 @@ def test_a_run_keeps_its_precision():
 def test_pretraining_command_and_the_reuse_of_finished_models(tokenizers, tmp_path):
     "`python -m factorizer_nb.downstream.lm_experiments` (the lent-GPU path) pretrains into the notebooks' directory; `pretrain` reuses that model, and only under its own fingerprint."
     import subprocess, sys
-    from factorizer_nb.downstream.lm import pretrain, LMSpec
+    from factorizer_nb.downstream.lm.finetune import LMSpec
+    from factorizer_nb.downstream.lm.cli import pretrain
     from factorizer_nb.downstream.lm_experiments import LMExperiment
     cmd = [sys.executable, "-m", "factorizer_nb.downstream.lm_experiments", "--profile", "tiny", "--models", "BPE", "--fractions", "0.5",
            "--work-dir", str(tmp_path), "--device", "cpu", "--pack", str(tmp_path / "packed")]

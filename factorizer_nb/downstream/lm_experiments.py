@@ -16,9 +16,12 @@ from .ud_data import UD_METRICS
 from .parser_training import (ParserTraining, train_parser, load_parser, evaluate, tokenizer_sha256, run_fingerprint,
                                                       ledger_hit, read_ledger, write_ledger, FINAL as PARSER_FINAL)
 from .experiments import ParserExperiment, train_parsers, noisy_forms
-from .lm import (LMSpec, LMSpecsConfig, lm_specs, pretrain, pretrain_fingerprint, lm_recipe, texts_sha256, finetune_build,
-                                         finetune_training, load_lm, num_parameters, pseudo_perplexity, unigram_perplexity,
-                                         factorized_unigram_perplexity, packed_rows, settings_corpus, LOG, CHECKPOINT, FINAL as LM_FINAL, LM_MODELS)
+from .lm.model import num_parameters
+from .lm.data import texts_sha256, packed_rows, settings_corpus
+from .lm.training import lm_recipe, load_lm, LOG, CHECKPOINT, FINAL as LM_FINAL
+from .lm.evaluation import pseudo_perplexity, unigram_perplexity, factorized_unigram_perplexity
+from .lm.finetune import LMSpec, LMSpecsConfig, lm_specs, finetune_build, finetune_training, LM_MODELS
+from .lm.cli import pretrain, pretrain_fingerprint
 
 
 # %% auto #0

@@ -17,7 +17,8 @@ from ..factorizer.tokenizer import Factorizer
 from ..factorizer.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, byte_complete, flat_to_triplet
 from ..factorizer.training import VQConfig, WordSampler, new_state, train_step
 from ..factorizer.vocab_inference import greedy_decode
-from ..downstream.lm import LMConfig, LMTraining, MaskedLM, make_optimizer, mlm_loss, lm_autocast, uses_bf16, device_name
+from ..downstream.lm.model import LMConfig, MaskedLM
+from ..downstream.lm.training import LMTraining, make_optimizer, mlm_loss, lm_autocast, uses_bf16, device_name
 from .reporting import save_table, package_versions, git_state
 
 # %% auto #0

@@ -17,7 +17,7 @@ from ..factorizer.fast_step import COMPILE_MODES, FastPath
 from ..factorizer.training import (VQConfig, WordSampler, mean_sample_tokens, new_state, train,
                                                vq_training_flops)
 from ..factorizer.vocab_inference import infer_vocabulary
-from ..downstream.lm import device_name
+from ..downstream.lm.training import device_name
 from .gpu_check import _sync
 from .reporting import package_versions
 
