@@ -394,5 +394,5 @@ TABLE_3 = Claim("FACTORIZER", "Table 3", "paper/lm/45_lm_tables.ipynb", ("table1
 CLAIMS = (FIGURE_2, FIGURE_3, FIGURE_4, FIGURE_5, FIGURE_6, FIGURE_7, FIGURE_8, EMBEDDING, TABLE_1, TABLE_2, TABLE_3,
           not_run("FACTORIZER", "Table 4", NO_GLUE),
           in_settings("FACTORIZER", "Table 5", "factorizer/11_training.ipynb", "[DEFAULT] vq_*"),
-          in_settings("FACTORIZER", "Table 6", "downstream/44_lm.ipynb", "[DEFAULT] lm_*"),
+          in_settings("FACTORIZER", "Table 6", "downstream/lm/02_training.ipynb", "[DEFAULT] lm_*"),
           in_settings("FACTORIZER", "Table 7", "downstream/42_parser_training.ipynb", "[DEFAULT] ud_*"))
