@@ -20,7 +20,7 @@
 #   make factorial            FACTORIZER's segmentation and embedding crossed on from-scratch parsers trained to a plateau (issue #28;
 #                             profile plateau, nbs/paper/heavy/19_factorial; the medium VQ-VAE, trained once in runs/en-grid/ladder/ and
 #                             shared with make ladder), resumable, into runs/en-plateau/ and figures/plateau/; each finished parser
-#                             is recorded in data/ledger/en-plateau/ (commit it: a later session reads it back, even without runs/)
+#                             is recorded in data/ledger/en-plateau/ (commit it: a later run reads it back, even without runs/)
 #   make fig4-plateau         Figure 4 at the plateau setting (issue #28 §3; nbs/paper/41_fig4_parser on profile plateau with the ladder's
 #                             medium VQ-VAE on the whole word list, its lowest split ratio): 4 alpha_split values, BPE, Unigram LM and
 #                             SaGe at 4,096 and 32,768, 3 seeds, 2 workers, resumable, recorded in data/ledger/en-plateau/
@@ -114,10 +114,10 @@ pin: setup
 # The language-model experiments (issue #12, nbs/paper/lm/): Tables 1 and 3, the table across four tokenizers and Figure 7, for English on
 # PROFILE (small: a 2-core CPU; paper: Table 6 on GPUs, PROCESSES per pretraining run under torchrun), resumable; FACTORIZER's vocabulary
 # comes from notebooks 11-12 of the same profile. Also `make reproduce EXPERIMENTS=lm`. On every profile but small, each result (pretraining,
-# perplexity, fine-tuning, evaluation) is recorded in data/ledger/en-<profile>/lm/ (commit it: a later session reads it back without runs/).
+# perplexity, fine-tuning, evaluation) is recorded in data/ledger/en-<profile>/lm/ (commit it: a later run reads it back without runs/).
 # The gates notebook (44) runs last, as make lm-gates does (GATES_ARGS), so that its committed outputs stay the gates' own.
-# With a ledger, every model is first finished in turn (lm_experiments --complete: pretraining, perplexity, fine-tunings, Figure 6's noise,
-# from-scratch parsers) in the order LM_ORDER, then Figure 7's fractions, so that a session which loses runs/ costs at most the model in
+# With a ledger, every model is first finished in turn (lm_command --complete: pretraining, perplexity, fine-tunings, Figure 6's noise,
+# from-scratch parsers) in the order LM_ORDER, then Figure 7's fractions, so that a run which loses runs/ costs at most the model in
 # progress; the notebooks then read their numbers back from the ledger.
 PROCESSES ?= 1
 lm_ledger = $(if $(filter small tiny,$(1)),0,1)
@@ -128,7 +128,7 @@ lm: setup
 	@test -z "$(LM_UNLISTED)" || { echo "make lm: add $(LM_UNLISTED) to LM_NOTEBOOKS in the Makefile" >&2; exit 1; }
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) \
 	  --notebooks nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb
-	$(if $(filter 1,$(call lm_ledger,$(PROFILE))),$(BIN)/python -m factorizer_nb.downstream.lm_experiments --lang en --profile $(PROFILE) \
+	$(if $(filter 1,$(call lm_ledger,$(PROFILE))),$(BIN)/python -m factorizer_nb.downstream.lm_command --lang en --profile $(PROFILE) \
 	  --processes $(PROCESSES) --complete --models "$(LM_ORDER)")
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) -p ledger=$(call lm_ledger,$(PROFILE)) \
 	  --notebooks $(LM_NOTEBOOKS)

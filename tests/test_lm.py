@@ -323,12 +323,12 @@ def test_a_run_keeps_its_precision():
 
 @needs_data
 def test_pretraining_command_and_the_reuse_of_finished_models(tokenizers, tmp_path):
-    "`python -m factorizer_nb.downstream.lm_experiments` (the lent-GPU path) pretrains into the notebooks' directory; `pretrain` reuses that model, and only under its own fingerprint."
+    "`python -m factorizer_nb.downstream.lm_command` (the GPU-machine path) pretrains into the notebooks' directory; `pretrain` reuses that model, and only under its own fingerprint."
     import subprocess, sys
     from factorizer_nb.downstream.lm.finetune import LMSpec
     from factorizer_nb.downstream.lm.cli import pretrain
     from factorizer_nb.downstream.lm_experiments import LMExperiment
-    cmd = [sys.executable, "-m", "factorizer_nb.downstream.lm_experiments", "--profile", "tiny", "--models", "BPE", "--fractions", "0.5",
+    cmd = [sys.executable, "-m", "factorizer_nb.downstream.lm_command", "--profile", "tiny", "--models", "BPE", "--fractions", "0.5",
            "--work-dir", str(tmp_path), "--device", "cpu", "--pack", str(tmp_path / "packed")]
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0, run.stderr[-2000:]

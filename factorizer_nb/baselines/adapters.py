@@ -37,7 +37,8 @@ def write_count_tsv(counts: Sequence[tuple[str, int]], path: str | Path, max_cou
     scale = min(1.0, max_count / max(c for _, c in counts))
     with open(path, "w", encoding="utf-8") as f:
         for w, c in counts:
-            if w and not any(ch.isspace() for ch in w): f.write(f"{(mark(w) if eow else mark(w)[:-1]) if markers else w}\t{max(1, round(c * scale))}\n")
+            if w and not any(ch.isspace() for ch in w):
+                f.write(f"{(mark(w) if eow else mark(w)[:-1]) if markers else w}\t{max(1, round(c * scale))}\n")
     return Path(path)
 
 def spm_load(path: str | Path):

@@ -220,7 +220,8 @@ def split_word(self: WordPiece, word: str) -> list[str]:
     while start < len(word):
         for end in range(min(len(word), start + self._max_len), start, -1):      # no piece is longer than _max_len
             cand = word[start:end] if start == 0 else CONT + word[start:end]
-            if cand in self._index and not (start == 0 and is_continuation(cand)): pieces.append(cand); start = end; break
+            if cand in self._index and not (start == 0 and is_continuation(cand)):
+                pieces.append(cand); start = end; break
         else: return [UNK]
     return pieces
 
@@ -272,8 +273,9 @@ def from_config(cls: WordPiece, config: dict) -> WordPiece:
 # %% ../../nbs/bpe_vs_unigram/31_classic.ipynb #b9d5b047
 def substring_counts(counts: dict[str, int]) -> dict[str, int]:
     "Every strict substring of some word, with its occurrences weighted by word frequency (single characters always)."
-    strict = {w[i:j] for w in counts for i in range(len(w)) for j in range(i + 1,
-                                                                           len(w) + 1) if j - i < len(w) or len(w) == 1}
+    strict = {
+        w[i:j] for w in counts for i in range(len(w)) for j in range(i + 1, len(w) + 1) if j - i < len(w) or len(w) == 1
+    }
     out: dict[str, int] = {}
     for w, c in counts.items():
         for i in range(len(w)):

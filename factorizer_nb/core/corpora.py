@@ -31,8 +31,8 @@ def _count_file(rel: str) -> dict[str, int]:
     for i, line in enumerate(read_text(rel).splitlines(), 1):
         if not line.strip(): continue
         parts = line.split(None, 1)
-        if len(parts) != 2 or not parts[0].isdigit(): raise ValueError(f"{rel}:{i}: expected `count word`, got "
-                                                                       f"{line!r}")
+        if len(parts) != 2 or not parts[0].isdigit():
+            raise ValueError(f"{rel}:{i}: expected `count word`, got {line!r}")
         out[parts[1].strip()] = out.get(parts[1].strip(), 0) + int(parts[0])
     return out
 
@@ -240,8 +240,8 @@ def cased_counts(counts: Sequence[tuple[str, int]], casings: dict[str, dict[str,
                  prior_weight: float = 1.0) -> list[tuple[str, int]]:
     """Spread each folded word's count over its spellings: those seen in cased text, smoothed towards the language's
     casing prior."""
-    if prior_weight < 0 or not math.isfinite(prior_weight): raise ValueError(f"prior_weight must be finite and >= 0, "
-                                                                             f"got {prior_weight}")
+    if prior_weight < 0 or not math.isfinite(prior_weight):
+        raise ValueError(f"prior_weight must be finite and >= 0, got {prior_weight}")
     prior, out = _case_prior(casings, lang), {}
     for w, c in counts:
         seen = casings.get(w, {})
@@ -278,9 +278,8 @@ def _spread_counts(freq: str, lang: str, case_text: tuple[str, ...] | None,
                    prior_weight: float) -> tuple[tuple[str, int], ...]:
     "`freq`'s counts, spread over the casings seen in `case_text` if it is given and the list is case-folded."
     counts = word_counts(freq)
-    if case_text is not None and is_case_folded(counts, lang): counts = cased_counts(counts,
-                                                                                     casing_counts(case_text, lang),
-                                                                                     lang, prior_weight)
+    if case_text is not None and is_case_folded(counts, lang):
+        counts = cased_counts(counts, casing_counts(case_text, lang), lang, prior_weight)
     return tuple(counts)
 
 @lru_cache(maxsize=4)

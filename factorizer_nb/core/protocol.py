@@ -200,8 +200,8 @@ class WordCache:
     """Least-recently-used cache of word -> tokens, bounded by the total characters of the words and token strings it
     holds."""
     def __init__(self, max_chars: int):
-        if not isinstance(max_chars, int) or max_chars < 0: raise ValueError(f"cache size must be an int >= 0 "
-                                                                             f"characters, got {max_chars!r}")
+        if not isinstance(max_chars, int) or max_chars < 0:
+            raise ValueError(f"cache size must be an int >= 0 characters, got {max_chars!r}")
         self.max_chars, self.chars, self.entries = max_chars, 0, OrderedDict()
     @staticmethod
     def cost(word: str, tokens: tuple) -> int: return len(word) + sum(len(t[0]) for t in tokens)
@@ -423,8 +423,8 @@ def save(self: Tokenizer, path: str | Path) -> Path:
 def from_file(cls: Tokenizer, path: str | Path) -> Tokenizer:
     "The tokenizer saved at `path` (its class must match `cls`, unless `cls` is `Tokenizer`)."
     tok = load_tokenizer(path)
-    if cls is not Tokenizer and not isinstance(tok, cls): raise TypeError(f"{path} holds a {type(tok).__name__}, not a "
-                                                                          f"{cls.__name__}")
+    if cls is not Tokenizer and not isinstance(tok, cls):
+        raise TypeError(f"{path} holds a {type(tok).__name__}, not a {cls.__name__}")
     return tok
 
 # %% ../../nbs/core/04_protocol.ipynb #8b34ab26
@@ -434,11 +434,12 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
     if not path.is_file(): raise FileNotFoundError(f"No tokenizer file at {path}")
     with open(path, "rb") as f: head = f.read(64)
     from factorizer_nb.factorizer.vocab import FORMAT_MAGIC
-    if head.startswith(FORMAT_MAGIC) or not head.lstrip().startswith(b"{"): return tokenizer_class("factorizer").from_vocab_file(path)
+    if head.startswith(FORMAT_MAGIC) or not head.lstrip().startswith(b"{"):
+        return tokenizer_class("factorizer").from_vocab_file(path)
     try: doc = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError) as e: raise ValueError(f"{path} is not a tokenizer file ({e})") from None
-    if not isinstance(doc, dict) or doc.get("format") != TOKENIZER_FORMAT: raise ValueError(f"{path} is JSON but not a "
-                                                                                            f"{TOKENIZER_FORMAT} file")
+    if not isinstance(doc, dict) or doc.get("format") != TOKENIZER_FORMAT:
+        raise ValueError(f"{path} is JSON but not a {TOKENIZER_FORMAT} file")
     tok = tokenizer_class(doc["kind"]).from_config(doc["config"])
     tok.name = doc.get("name", tok.name)
     return tok

@@ -190,8 +190,11 @@ class ParserExperiment:
                   f"{', '.join(repr(p.name.split('-', 1)[1]) for p in self.shared_ledgers)} records under the same "
                   f"fingerprint (tokenizer, data, settings and seed) is read back from it, not "
                   "retrained." if self.read_shared else "")
-        return subset + shared + "".join(f" Data note: {self.S[k]}." for k in ("parser_note",
-                                                                               "data_note") if self.S.get(k))
+        return (
+            subset
+            + shared
+            + "".join(f" Data note: {self.S[k]}." for k in ("parser_note", "data_note") if self.S.get(k))
+        )
 
     def grid(self, points: Sequence[Point], progress: bool = True, workers: int = 1, ledger: bool = False,
              pins: Pins | None = None) -> pd.DataFrame:

@@ -13,7 +13,8 @@ import torch
 from ..core.settings import atomic_write
 from ..factorizer.vocab import vocab_to_text, vocab_from_text, vocab_text_header
 from .ud_data import UD_METRICS
-from .parser_training import (ParserTraining, train_parser, load_parser, evaluate, tokenizer_sha256, run_fingerprint,
+from .parser_training import (ParserTraining, train_parser, load_parser, evaluate,
+                                                      tokenizer_sha256, run_fingerprint,
                                                       ledger_hit, read_ledger, write_ledger, FINAL as PARSER_FINAL)
 from .experiments import ParserExperiment, train_parsers, noisy_forms
 from .lm.model import num_parameters
@@ -27,18 +28,21 @@ from .lm.cli import pretrain, pretrain_fingerprint
 # %% auto #0
 __all__ = ['VOCAB_PIN', 'OLD_VOCAB_PIN', 'PRETRAIN_RECORD', 'LOG_BLOCK', 'UNRECORDED', 'FIG6_MODELS', 'FIG7_MODELS', 'PPL_GATE',
            'TABLE6_SCALE', 'TABLE7_SCALE', 'LM_PARTS', 'LMExperiment', 'tail_loss', 'recorded', 'finetune_kind',
-           'lm_parts', 'compute_summary', 'compute_extra', 'compute_note', 'learned_extra', 'pack_pretrained',
-           'fraction_order', 'parse_fractions', 'main']
+           'lm_parts', 'compute_summary', 'compute_extra', 'compute_note', 'learned_extra']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
 class LMExperiment(ParserExperiment):
-    "A parser experiment's settings, splits and directory, with the LM notebooks' seeds (`lm_seeds`), pretraining processes, CPU workers and ledger."
+    """A parser experiment's settings, splits and directory, with the LM notebooks' seeds (`lm_seeds`), pretraining
+    processes, CPU workers and ledger."""
     processes: int = 1
-    workers: int = 1                    # on a CPU: seeds fine-tuned (or trained from scratch) this many at a time (`lm_workers`)
-    ledger: bool = False                # record every result under `ledger_dir / "lm"`, and read it back there instead of computing it again
-    _text_sha: dict = field(default_factory=dict, repr=False, compare=False)   # {fraction: texts_sha256 of its pretraining text}
-    _fingerprints: dict = field(default_factory=dict, repr=False, compare=False)   # {(model name, fraction): its pretraining fingerprint}
+    workers: int = 1  # on a CPU: seeds fine-tuned (or trained from scratch) this many at a time (`lm_workers`)
+    # record every result under `ledger_dir / "lm"`, and read it back there instead of computing it again
+    ledger: bool = False
+    # {fraction: texts_sha256 of its pretraining text}
+    _text_sha: dict = field(default_factory=dict, repr=False, compare=False)
+    # {(model name, fraction): its pretraining fingerprint}
+    _fingerprints: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def setup(cls, lang: str, profile: str, work_dir=None, device: str | None = None, processes: int | None = None,
@@ -47,7 +51,8 @@ class LMExperiment(ParserExperiment):
         base = ParserExperiment.setup(lang, profile, work_dir, device)
         S = base.S
         shared = {f.name: getattr(base, f.name) for f in fields(ParserExperiment)}
-        return cls(**shared | dict(seeds=[int(S["seed"]) + k for k in range(int(S["lm_seeds"]))]), processes=int(processes or S["lm_processes"]),
+        return cls(**shared | dict(seeds=[int(S["seed"]) + k for k in range(int(S["lm_seeds"]))]),
+                   processes=int(processes or S["lm_processes"]),
                    workers=int(workers or S.get("lm_workers") or 1), ledger=bool(ledger))
 
     @property
@@ -60,21 +65,25 @@ class LMExperiment(ParserExperiment):
 
     def specs(self, names: Sequence[str] | None = None) -> list[LMSpec]:
         "The models `names` (default: all of `LM_MODELS`), tokenizers trained on the VQ-VAE's word list."
-        return lm_specs(LMSpecsConfig.from_settings(self.S), self.vocab_file(), self.counts(), self.lm_dir / "tokenizers", names)
+        return lm_specs(LMSpecsConfig.from_settings(self.S), self.vocab_file(), self.counts(),
+                        self.lm_dir / "tokenizers", names)
 
     def run_dir(self, spec: LMSpec, fraction: float = 1.0) -> Path:
         "Where one model's pretraining and fine-tuning live (a fraction of the text gets its own directory)."
         return self.lm_dir / spec.key / ("full" if fraction == 1 else f"fraction_{fraction:g}")
 
     def record(self, spec: LMSpec, fraction: float = 1.0, *parts: str) -> Path | None:
-        "The ledger file of one result of `spec`'s model at `fraction`, laid out as `run_dir` (`parts`: e.g. 'ud', 'seed42.json'); None without a ledger."
+        """The ledger file of one result of `spec`'s model at `fraction`, laid out as `run_dir` (`parts`: e.g. 'ud',
+        'seed42.json'); None without a ledger."""
         if not (self.ledger and self.ledger_dir): return None
         return self.ledger_dir / "lm" / self.run_dir(spec, fraction).relative_to(self.lm_dir).joinpath(*parts)
 
     def pretrain_fingerprint(self, spec: LMSpec, fraction: float = 1.0) -> dict:
-        "The fingerprint of `spec`'s pretraining on `fraction` of the text, without the model (worked out once per model and fraction; each fraction's text is read once)."
+        """The fingerprint of `spec`'s pretraining on `fraction` of the text, without the model (worked out once per
+        model and fraction; each fraction's text is read once)."""
         if (key := (spec.name, float(fraction))) not in self._fingerprints:
-            if fraction not in self._text_sha: self._text_sha[fraction] = texts_sha256(settings_corpus(self.S, fraction)[0])
+            if fraction not in self._text_sha:
+                self._text_sha[fraction] = texts_sha256(settings_corpus(self.S, fraction)[0])
             self._fingerprints[key] = pretrain_fingerprint(spec, self.S, self._text_sha[fraction], self.processes)
         return self._fingerprints[key]
 
@@ -83,33 +92,41 @@ class LMExperiment(ParserExperiment):
         return lm_recipe(self.pretrain_fingerprint(spec, fraction))
 
     def _pretrained(self, spec: LMSpec, fraction: float = 1.0) -> Path:
-        "Pretrain (or resume, or reuse from `runs/`) `spec`'s model on `fraction` of the training text; the final model's path."
-        return pretrain(spec, self.S, self.run_dir(spec, fraction) / "pretrain", fraction=fraction, processes=self.processes,
+        """Pretrain (or resume, or reuse from `runs/`) `spec`'s model on `fraction` of the training text; the final
+        model's path."""
+        return pretrain(spec, self.S, self.run_dir(spec, fraction) / "pretrain", fraction=fraction,
+                        processes=self.processes,
                         device=self.device, cache=self.lm_dir / "cache")
 
     def pretrain(self, spec: LMSpec, fraction: float = 1.0) -> Path:
         "`_pretrained`, recorded in the ledger if there is one (`pretraining`); the final model's path."
         path = self._pretrained(spec, fraction)
-        if self.record(spec, fraction, PRETRAIN_RECORD) is not None: self.pretraining(spec, fraction, path)   # no ledger: nothing to record
+        # no ledger: nothing to record
+        if self.record(spec, fraction, PRETRAIN_RECORD) is not None: self.pretraining(spec, fraction, path)
         return path
 
     def pretraining(self, spec: LMSpec, fraction: float = 1.0, path: Path | None = None) -> dict:
-        "`spec`'s pretraining at `fraction` as the ledger keeps it: `scores` (`_pretrain_log`'s figures) and `log` (`_log_blocks`); else read off the finished model `path` (None: pretrained first) and recorded."
+        """`spec`'s pretraining at `fraction` as the ledger keeps it: `scores` (`_pretrain_log`'s figures) and `log`
+        (`_log_blocks`); else read off the finished model `path` (None: pretrained first) and recorded."""
         def measure() -> tuple[dict, list[dict]]:
             p = path or self._pretrained(spec, fraction)
             return _pretrain_log(p), _log_blocks(p.parent / LOG)
         rec = recorded(self.record(spec, fraction, PRETRAIN_RECORD), self.pretrain_fingerprint(spec, fraction), measure)
-        if rec["scores"].get("pretrained_on") == UNRECORDED and str(rec.get("torch", "")).endswith("+cpu"):   # an older record: its torch could only run on a CPU
+        # an older record: its torch could only run on a CPU
+        if rec["scores"].get("pretrained_on") == UNRECORDED and str(rec.get("torch", "")).endswith("+cpu"):
             rec = rec | dict(scores=rec["scores"] | dict(pretrained_on="CPU (CPU-only torch; threads not recorded)"))
         return rec
 
-    def pretrain_all(self, specs: Sequence[LMSpec], fractions: Sequence[float] = (1.0,)) -> dict[tuple[str, float], Path]:
-        "`pretrain` for every fraction and model, one model at a time (each finished before the next starts): {(name, fraction): path}."
+    def pretrain_all(self, specs: Sequence[LMSpec],
+                     fractions: Sequence[float] = (1.0,)) -> dict[tuple[str, float], Path]:
+        """`pretrain` for every fraction and model, one model at a time (each finished before the next starts): {(name,
+        fraction): path}."""
         return {(sp.name, float(f)): self.pretrain(sp, float(f)) for f in fractions for sp in specs}
 
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #17f1e6cd
-VOCAB_PIN = "factorizer_vocab.tsv.xz"       # in the ledger's lm/: the FACTORIZER vocabulary of every LM model of a profile, as xz-compressed text
+# in the ledger's lm/: the FACTORIZER vocabulary of every LM model of a profile, as xz-compressed text
+VOCAB_PIN = "factorizer_vocab.tsv.xz"
 OLD_VOCAB_PIN = "factorizer_vocab.dawg.gz"  # the same as a gzipped DAWG (an earlier layout), converted on first use
 
 def _sha256(path: Path) -> str | None: return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
@@ -117,30 +134,34 @@ def _sha256(path: Path) -> str | None: return hashlib.sha256(path.read_bytes()).
 def _pin_text(pin: Path) -> tuple[str, str]:
     "The pinned vocabulary's text form and the sha256 of the file it rebuilds."
     try: text = lzma.decompress(pin.read_bytes()).decode("utf-8")
-    except (lzma.LZMAError, UnicodeDecodeError) as e: raise ValueError(f"{pin}: not an xz-compressed vocabulary text ({e})") from e
+    except (lzma.LZMAError,
+            UnicodeDecodeError) as e: raise ValueError(f"{pin}: not an xz-compressed vocabulary text ({e})") from e
     return text, vocab_text_header(text)["file_sha256"]
 
 def _vocab_file(self: LMExperiment) -> Path:
-    "The FACTORIZER vocabulary of the LM models: without a ledger, this run's `vocab.dawg`; with one, the vocabulary pinned in the ledger (pinned from this run's the first time), rebuilt under `lm/`."
+    """The FACTORIZER vocabulary of the LM models: without a ledger, this run's `vocab.dawg`; with one, the vocabulary
+    pinned in the ledger (pinned from this run's the first time), rebuilt under `lm/`."""
     made = self.work / "vocab.dawg"
     if not (self.ledger and self.ledger_dir): return made
     pin, old, out = self.ledger_dir / "lm" / VOCAB_PIN, self.ledger_dir / "lm" / OLD_VOCAB_PIN, self.lm_dir / "vocab_pinned.dawg"
     fresh = not pin.exists()
     if fresh:
         source = made
-        if old.exists():                                                           # pinned in the earlier layout: unpacked, then converted
-            out.parent.mkdir(parents=True, exist_ok=True); atomic_write(out, lambda p: p.write_bytes(gzip.decompress(old.read_bytes())))
+        if old.exists():  # pinned in the earlier layout: unpacked, then converted
+            out.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(out, lambda p: p.write_bytes(gzip.decompress(old.read_bytes())))
             source = out
-        if not source.exists(): return made                                        # nothing to pin yet: `lm_specs` says what to run
+        if not source.exists(): return made  # nothing to pin yet: `lm_specs` says what to run
         text = vocab_to_text(source)
         pin.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(pin, lambda p: p.write_bytes(lzma.compress(text.encode("utf-8"), preset=9)))
     text, sha = _pin_text(pin)
     if made.exists() and _sha256(made) != sha:
-        warnings.warn(f"{made} differs from the vocabulary pinned in {pin} (a VQ-VAE trained on another kind of CPU?); the LM models use the pinned one")
+        warnings.warn(f"{made} differs from the vocabulary pinned in {pin} (a VQ-VAE trained on another kind of CPU?); "
+                      "the LM models use the pinned one")
     if fresh or _sha256(out) != sha:                                 # a new pin is always rebuilt once, to check it
         out.parent.mkdir(parents=True, exist_ok=True); vocab_from_text(text, out)   # checked against the pin's sha256
-    old.unlink(missing_ok=True)                                                    # converted, and the conversion checked
+    old.unlink(missing_ok=True)  # converted, and the conversion checked
     return out
 LMExperiment.vocab_file = _vocab_file
 
@@ -150,27 +171,34 @@ PRETRAIN_RECORD, LOG_BLOCK = "pretrain.json", 50     # a pretraining's ledger fi
 UNRECORDED = "not recorded"                          # a model saved before it recorded its device
 
 def _pretrain_log(path: Path) -> dict:
-    "Steps, seconds and subword tokens per second of a finished pretraining run (from its log), and the device it ran on (from the model)."
+    """Steps, seconds and subword tokens per second of a finished pretraining run (from its log), and the device it ran
+    on (from the model)."""
     rows = list(csv.DictReader(open(Path(path).parent / LOG, encoding="utf-8")))
-    t = [float(r["seconds"]) for r in rows]                     # seconds since the process started: a resumed run starts again from 0
+    t = [float(r["seconds"]) for r in rows]  # seconds since the process started: a resumed run starts again from 0
     secs, toks = sum(a for a, b in zip(t, t[1:] + [0.0]) if b < a), sum(int(r["tokens"]) for r in rows)
-    on = torch.load(path, map_location="cpu", weights_only=False).get("trained_on", {}).get("device", UNRECORDED)   # e.g. a GPU machine
+    # e.g. a GPU machine
+    on = torch.load(path, map_location="cpu", weights_only=False).get("trained_on", {}).get("device", UNRECORDED)
     return dict(steps=len(rows), pretrain_seconds=secs, tokens_per_second=toks / secs if secs else float("nan"),
                 final_loss=float(rows[-1]["loss"]) if rows else float("nan"), pretrained_on=on)
 
 def _log_blocks(path: Path, block: int = LOG_BLOCK) -> list[dict]:
-    "A pretraining log (`train_log.csv`) in blocks of `block` steps: the last step and epoch, the mean loss, the last learning rate, the tokens."
+    """A pretraining log (`train_log.csv`) in blocks of `block` steps: the last step and epoch, the mean loss, the last
+    learning rate, the tokens."""
     log = pd.read_csv(path)
     g = log.groupby((log.step - 1) // block)
-    return pd.DataFrame(dict(step=g.step.last(), epoch=g.epoch.last(), loss=g.loss.mean(), lr=g.lr.last(), tokens=g.tokens.sum())).to_dict("records")
+    return pd.DataFrame(dict(step=g.step.last(), epoch=g.epoch.last(), loss=g.loss.mean(), lr=g.lr.last(),
+                             tokens=g.tokens.sum())).to_dict("records")
 
 def tail_loss(log: Sequence[dict], steps: int = 500) -> float:
-    "Mean loss of the blocks of a kept pretraining `log` (`_log_blocks`) that end in its last `steps` steps (all of them if it ran fewer); NaN for an empty log."
+    """Mean loss of the blocks of a kept pretraining `log` (`_log_blocks`) that end in its last `steps` steps (all of
+    them if it ran fewer); NaN for an empty log."""
     if not log: return float("nan")                                             # a record kept without its log
     return float(pd.Series([r["loss"] for r in log if r["step"] > log[-1]["step"] - steps]).mean())
 
 def recorded(path: Path | None, fingerprint: dict, compute: Callable[[], dict | tuple[dict, list[dict]]]) -> dict:
-    "The record (`fingerprint`, `scores`, `log`) of `compute()` (the scores, or the scores and a log): read back from the ledger file `path` if it records `fingerprint`, else computed and recorded there (`path` None: computed only); the scores' keys sorted either way, as a record keeps them."
+    """The record (`fingerprint`, `scores`, `log`) of `compute()` (the scores, or the scores and a log): read back from
+    the ledger file `path` if it records `fingerprint`, else computed and recorded there (`path` None: computed
+    only); the scores' keys sorted either way, as a record keeps them."""
     if path is not None and (rec := read_ledger(path, fingerprint)) is not None: return rec
     out = compute()
     scores, log = out if isinstance(out, tuple) else (out, [])
@@ -178,10 +206,14 @@ def recorded(path: Path | None, fingerprint: dict, compute: Callable[[], dict | 
     if path is not None: write_ledger(path, fingerprint, rec["scores"], log)
     return rec
 
-def _perplexity(self: LMExperiment, spec: LMSpec, held: Sequence[str], train: Sequence[str] | None = None, fraction: float = 1.0) -> dict:
-    "Parameters, pretraining speed and held-out pseudo-perplexity (deterministic tokenizer) of `spec`'s pretrained model; with `train`, the unigram model's beside it (and, for a factorized head, the factorized unigram model's). Read back from the ledger where it has them; the model is pretrained only if needed."
+def _perplexity(self: LMExperiment, spec: LMSpec, held: Sequence[str], train: Sequence[str] | None = None,
+                fraction: float = 1.0) -> dict:
+    """Parameters, pretraining speed and held-out pseudo-perplexity (deterministic tokenizer) of `spec`'s pretrained
+    model; with `train`, the unigram model's beside it (and, for a factorized head, the factorized unigram model's).
+    Read back from the ledger where it has them; the model is pretrained only if needed."""
     seq_len, groups, seed = int(self.S["lm_seq_len"]), int(self.S["lm_ppl_groups"]), int(self.S["seed"])
-    fp = dict(lm=self.recipe(spec, fraction), eval_tokenizer=tokenizer_sha256(spec.eval_tokenizer), held_sha256=texts_sha256(held),
+    fp = dict(lm=self.recipe(spec, fraction), eval_tokenizer=tokenizer_sha256(spec.eval_tokenizer),
+              held_sha256=texts_sha256(held),
               train_sha256=None if train is None else texts_sha256(train), seq_len=seq_len, groups=groups, seed=seed)
     def measure() -> dict:
         model = load_lm(self.pretrain(spec, fraction), spec.eval_tokenizer, self.device)
@@ -190,8 +222,9 @@ def _perplexity(self: LMExperiment, spec: LMSpec, held: Sequence[str], train: Se
         if train is not None:
             rows = packed_rows(spec.eval_tokenizer, train, seq_len, cache_dir=self.lm_dir / "cache")
             u = unigram_perplexity(spec.eval_tokenizer, rows, held, seq_len=seq_len)
-            uni = dict(unigram_ppl_word=u["ppl_word"], unigram_ppl_subword=u["ppl_subword"], ppl_word_over_unigram=ppl["ppl_word"] / u["ppl_word"])
-            if spec.eval_tokenizer.id_shape:                                    # a three-softmax head: the best it can do without context, too
+            uni = dict(unigram_ppl_word=u["ppl_word"], unigram_ppl_subword=u["ppl_subword"],
+                       ppl_word_over_unigram=ppl["ppl_word"] / u["ppl_word"])
+            if spec.eval_tokenizer.id_shape:  # a three-softmax head: the best it can do without context, too
                 f = factorized_unigram_perplexity(spec.eval_tokenizer, rows, held, seq_len=seq_len)
                 uni |= dict(factorized_unigram_ppl_word=f["ppl_word"], factorized_unigram_ppl_subword=f["ppl_subword"],
                             ppl_word_over_factorized_unigram=ppl["ppl_word"] / f["ppl_word"])
@@ -204,46 +237,74 @@ LMExperiment.perplexity = _perplexity
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #014d7c39
 def finetune_kind(pretrained: bool = True, lstm_layers: int = 0) -> tuple[str, str]:
-    "The run directory and the label of a fine-tuning (`finetune_build`'s controls named; 'ud', 'fine-tuned' for the paper's parser)."
+    """The run directory and the label of a fine-tuning (`finetune_build`'s controls named; 'ud', 'fine-tuned' for the
+    paper's parser)."""
     return ("ud" + ("" if pretrained else "-init") + (f"-bilstm{lstm_layers}" if lstm_layers else ""),
-            "fine-tuned" + ("" if pretrained else " from random init") + (f", mix -> {lstm_layers}-layer BiLSTM" if lstm_layers else ""))
+            "fine-tuned" + ("" if pretrained else " from random "
+                                                  "init") + (f", mix -> {lstm_layers}-layer "
+                                                             "BiLSTM" if lstm_layers else ""))
 
-def _finetune_runs(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, pretrained: bool = True, lstm_layers: int = 0,
+def _finetune_runs(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, pretrained: bool = True,
+                   lstm_layers: int = 0,
                    progress: bool = True) -> list[dict]:
-    "The `train_parser` arguments of `spec`'s fine-tunings, one per seed, each with its ledger file; the model is named by its recipe, so it need not exist yet."
+    """The `train_parser` arguments of `spec`'s fine-tunings, one per seed, each with its ledger file; the model is
+    named by its recipe, so it need not exist yet."""
     kind, _ = finetune_kind(pretrained, lstm_layers)
-    build, build_id = finetune_build(self.run_dir(spec, fraction) / "pretrain" / LM_FINAL, pretrained=pretrained, lstm_layers=lstm_layers,
+    build, build_id = finetune_build(self.run_dir(spec, fraction) / "pretrain" / LM_FINAL, pretrained=pretrained,
+                                     lstm_layers=lstm_layers,
                                      recipe=self.recipe(spec, fraction))
-    return [dict(tokenizer=spec.tokenizer, train=self.train, dev=self.dev, out_dir=self.run_dir(spec, fraction) / kind / f"seed{seed}",
-                 config=self.config, training=finetune_training(self.S, seed), device=self.device, progress=progress and self.parallel == 1,
-                 build=build, build_id=build_id, eval_every=self.ft_eval_every, ledger=self.record(spec, fraction, kind, f"seed{seed}.json"))
-            for seed in self.seeds]
+    return [
+        dict(
+            tokenizer=spec.tokenizer,
+            train=self.train,
+            dev=self.dev,
+            out_dir=self.run_dir(spec, fraction) / kind / f"seed{seed}",
+            config=self.config,
+            training=finetune_training(self.S, seed),
+            device=self.device,
+            progress=progress and self.parallel == 1,
+            build=build,
+            build_id=build_id,
+            eval_every=self.ft_eval_every,
+            ledger=self.record(spec, fraction, kind, f"seed{seed}.json"),
+        )
+        for seed in self.seeds
+    ]
 LMExperiment.finetune_runs = _finetune_runs
 
-def _trained(self: LMExperiment, spec: LMSpec, kws: Sequence[dict], fraction: float = 1.0, needs_lm: bool = True) -> list[dict]:
-    "The dev scores of the `train_parser` runs `kws` (keys sorted, as a record keeps them): read back from the ledger where it has them, the rest trained `parallel` at a time (after pretraining `spec`'s model if `needs_lm`)."
-    todo = [ledger_hit(**kw) is None for kw in kws]                             # each lookup hashes the treebanks: done once, here
+def _trained(self: LMExperiment, spec: LMSpec, kws: Sequence[dict], fraction: float = 1.0,
+             needs_lm: bool = True) -> list[dict]:
+    """The dev scores of the `train_parser` runs `kws` (keys sorted, as a record keeps them): read back from the ledger
+    where it has them, the rest trained `parallel` at a time (after pretraining `spec`'s model if `needs_lm`)."""
+    todo = [ledger_hit(**kw) is None for kw in kws]  # each lookup hashes the treebanks: done once, here
     if any(todo) and needs_lm: self.pretrain(spec, fraction)
     return [dict(sorted(s.items())) for s in train_parsers(kws, self.parallel if sum(todo) > 1 else 1, todo)]
 LMExperiment.trained = _trained
 
-def _evaluation(self: LMExperiment, spec: LMSpec, kw: dict, name: str, tokenizer, fraction: float = 1.0, **eval_kw) -> dict:
-    "Dev scores of the finished fine-tuning `kw` (its `train_parser` arguments) read with `tokenizer` (`eval_kw`: `predict_treebank`'s `n_samples`, `seed`, `inputs`), under `name`: from the ledger if it has them, else measured, after training the fine-tuning again if its weights were lost with `runs/`."
+def _evaluation(self: LMExperiment, spec: LMSpec, kw: dict, name: str, tokenizer, fraction: float = 1.0,
+                **eval_kw) -> dict:
+    """Dev scores of the finished fine-tuning `kw` (its `train_parser` arguments) read with `tokenizer` (`eval_kw`:
+    `predict_treebank`'s `n_samples`, `seed`, `inputs`), under `name`: from the ledger if it has them, else measured,
+    after training the fine-tuning again if its weights were lost with `runs/`."""
     run, ledger = Path(kw["out_dir"]), kw.get("ledger")
-    fp = dict(run=run_fingerprint(kw["tokenizer"], kw["train"], kw["dev"], kw["config"], kw["training"], kw["build_id"]), evaluation=name,
+    fp = dict(run=run_fingerprint(kw["tokenizer"], kw["train"], kw["dev"], kw["config"], kw["training"],
+                                  kw["build_id"]), evaluation=name,
               tokenizer=tokenizer_sha256(tokenizer),
               **{k: texts_sha256(["\t".join(s) for s in v]) if k == "inputs" else v for k, v in eval_kw.items()})
     def measure() -> dict:
-        self.pretrain(spec, fraction)                                           # the build reads the model (its shape, for a control)
+        self.pretrain(spec, fraction)  # the build reads the model (its shape, for a control)
         if not (run / PARSER_FINAL).exists(): train_parser(**kw | ({"ledger": None} if ledger_hit(**kw) else {}))
         model, labels = load_parser(run, kw["tokenizer"], self.device, build=kw["build"])
         return evaluate(model, tokenizer, self.dev, labels, run / "eval", name=name, **eval_kw)
-    return recorded(Path(ledger).with_name(f"{Path(ledger).stem}.{name}.json") if ledger else None, fp, measure)["scores"]
+    return recorded(Path(ledger).with_name(f"{Path(ledger).stem}.{name}.json") if ledger else None, fp,
+                    measure)["scores"]
 LMExperiment.evaluation = _evaluation
 
 def _finetune(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, n_avg: int | None = None, progress: bool = True,
               pretrained: bool = True, lstm_layers: int = 0) -> pd.DataFrame:
-    "Fine-tune `spec`'s pretrained model on UD for every seed (`parallel` at a time); one row per seed and evaluation (sampling models: deterministic and averaged); `pretrained`, `lstm_layers`: `finetune_build`'s controls. What the ledger has is read back; the model is pretrained only if something is missing."
+    """Fine-tune `spec`'s pretrained model on UD for every seed (`parallel` at a time); one row per seed and evaluation
+    (sampling models: deterministic and averaged); `pretrained`, `lstm_layers`: `finetune_build`'s controls. What the
+    ledger has is read back; the model is pretrained only if something is missing."""
     n_avg = int(n_avg or self.S["ud_averaging_samples"])
     kind, label = finetune_kind(pretrained, lstm_layers)
     name = spec.name + ("" if kind == "ud" else f" ({label})")
@@ -252,22 +313,29 @@ def _finetune(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, n_avg: in
         base = dict(model=name, family=spec.family, fraction=fraction, seed=(seed := kw["training"].seed))
         if not spec.tokenizer.samples:
             rows.append(dict(base, evaluation="deterministic", **scores)); continue
-        rows.append(dict(base, evaluation="deterministic", **self.evaluation(spec, kw, "dev_plain", spec.eval_tokenizer, fraction)))
+        rows.append(dict(base, evaluation="deterministic",
+                         **self.evaluation(spec, kw, "dev_plain", spec.eval_tokenizer, fraction)))
         rows.append(dict(base, model=f"{name} + averaging", evaluation=f"averaged over {n_avg}",
-                         **self.evaluation(spec, kw, f"dev_averaged{n_avg}", spec.tokenizer, fraction, n_samples=n_avg, seed=seed)))
+                         **self.evaluation(spec, kw, f"dev_averaged{n_avg}", spec.tokenizer, fraction, n_samples=n_avg,
+                                           seed=seed)))
     return pd.DataFrame(rows)
 LMExperiment.finetune = _finetune
 
-def _noise(self: LMExperiment, spec: LMSpec, inputs: dict[float, Sequence[Sequence[str]]], fraction: float = 1.0) -> pd.DataFrame:
-    "Dev scores of `spec`'s fine-tuned parsers (every seed) reading altered words, `inputs`: {p_noise: each dev sentence's words}; one row per seed and level (Figure 6)."
+def _noise(self: LMExperiment, spec: LMSpec, inputs: dict[float, Sequence[Sequence[str]]],
+           fraction: float = 1.0) -> pd.DataFrame:
+    """Dev scores of `spec`'s fine-tuned parsers (every seed) reading altered words, `inputs`: {p_noise: each dev
+    sentence's words}; one row per seed and level (Figure 6)."""
     return pd.DataFrame([dict(model=spec.name, family=spec.family, seed=kw["training"].seed, p_noise=p,
-                              **self.evaluation(spec, kw, f"dev_p{p:g}", spec.eval_tokenizer, fraction, inputs=words, seed=kw["training"].seed))
+                              **self.evaluation(spec, kw, f"dev_p{p:g}", spec.eval_tokenizer, fraction, inputs=words,
+                                                seed=kw["training"].seed))
                          for kw in self.finetune_runs(spec, fraction) for p, words in inputs.items()])
 LMExperiment.noise = _noise
 
 def _noise_inputs(self: LMExperiment) -> dict[float, list[list[str]]]:
-    "Figure 6's altered dev words, as `noise` takes them: {p_noise: each dev sentence's words} for every level of `fig6_noise`, seeded by the profile's seed."
-    return {float(p): noisy_forms(self.dev, float(p), seed=int(self.S["seed"])) for p in str(self.S["fig6_noise"]).split()}
+    """Figure 6's altered dev words, as `noise` takes them: {p_noise: each dev sentence's words} for every level of
+    `fig6_noise`, seeded by the profile's seed."""
+    return {float(p): noisy_forms(self.dev, float(p),
+                                  seed=int(self.S["seed"])) for p in str(self.S["fig6_noise"]).split()}
 LMExperiment.noise_inputs = _noise_inputs
 
 @property
@@ -277,49 +345,67 @@ def _ft_eval_every(self: LMExperiment) -> int:
 LMExperiment.ft_eval_every = _ft_eval_every
 
 def _scratch(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, progress: bool = True) -> pd.DataFrame:
-    "The from-scratch parser on `spec`'s tokenizer, with fine-tuning's sentences, epochs and seeds (`parallel` at a time): the row pretraining has to beat."
-    kws = [dict(tokenizer=spec.tokenizer, train=self.train, dev=self.dev, out_dir=self.run_dir(spec, fraction) / "scratch" / f"seed{seed}", config=self.config,
-                training=replace(ParserTraining.from_settings(self.S, seed), epochs=finetune_training(self.S, seed).epochs), device=self.device,
-                progress=progress and self.parallel == 1, eval_every=self.ft_eval_every, ledger=self.record(spec, fraction, "scratch", f"seed{seed}.json"))
+    """The from-scratch parser on `spec`'s tokenizer, with fine-tuning's sentences, epochs and seeds (`parallel` at a
+    time): the row pretraining has to beat."""
+    kws = [dict(tokenizer=spec.tokenizer, train=self.train, dev=self.dev,
+                out_dir=self.run_dir(spec, fraction) / "scratch" / f"seed{seed}", config=self.config,
+                training=replace(ParserTraining.from_settings(self.S, seed),
+                                 epochs=finetune_training(self.S, seed).epochs), device=self.device,
+                progress=progress and self.parallel == 1, eval_every=self.ft_eval_every,
+                ledger=self.record(spec, fraction, "scratch", f"seed{seed}.json"))
            for seed in self.seeds]
-    return pd.DataFrame([dict(model=f"{spec.name}, from scratch", family=spec.family, fraction=fraction, seed=seed, evaluation="deterministic", **scores)
+    return pd.DataFrame([dict(model=f"{spec.name}, from scratch", family=spec.family, fraction=fraction, seed=seed,
+                              evaluation="deterministic", **scores)
                          for seed, scores in zip(self.seeds, self.trained(spec, kws, fraction, needs_lm=False))])
 LMExperiment.scratch = _scratch
 
 def _dev_curves(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> pd.DataFrame:
-    "Dev scores per scored epoch of `spec`'s fine-tuning runs (controls included) and from-scratch runs of this experiment's seeds (from their logs): model, kind, seed, epoch and the metrics."
+    """Dev scores per scored epoch of `spec`'s fine-tuning runs (controls included) and from-scratch runs of this
+    experiment's seeds (from their logs): model, kind, seed, epoch and the metrics."""
     rows, top, ours = [], self.run_dir(spec, fraction), {f"seed{s}" for s in self.seeds}
     for kind in sorted(d.name for d in top.glob("ud*")) + ["scratch"]:
         if kind == "scratch": label = "from scratch"
-        elif m := re.fullmatch(r"ud(-init)?(?:-bilstm([1-9]\d*))?", kind): label = finetune_kind(not m[1], int(m[2] or 0))[1]
+        elif m := re.fullmatch(r"ud(-init)?(?:-bilstm([1-9]\d*))?",
+                               kind): label = finetune_kind(not m[1], int(m[2] or 0))[1]
         else: continue                                                          # not a fine-tuning of ours
         for log in sorted((top / kind).glob(f"seed*/{LOG}")):
-            if log.parent.name not in ours: continue                            # another run's seed (a notebook may ask for fewer)
+            if log.parent.name not in ours: continue  # another run's seed (a notebook may ask for fewer)
             for r in csv.DictReader(open(log, encoding="utf-8")):
                 if r.get("LAS"): rows.append(dict(model=spec.name, kind=label, seed=int(log.parent.name[4:]),
-                                                  epoch=int(r["epoch"]), **{m: float(r[m]) for m in UD_METRICS if r.get(m)}))
+                                                  epoch=int(r["epoch"]),
+                                                  **{m: float(r[m]) for m in UD_METRICS if r.get(m)}))
     return pd.DataFrame(rows)
 LMExperiment.dev_curves = _dev_curves
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #590593c8
-FIG6_MODELS = FIG7_MODELS = ("BPE", "FACTORIZER")   # the models of Figure 6 (noise) and Figure 7 (fractions of the text), as in the paper
-PPL_GATE = 0.1   # issue #27's first gate: a model learned if its held-out perplexity per word is at most this share of its unigram model's
-TABLE6_SCALE = "Table 6: 12 x 768, 31,250 steps of 32,768 x 128"   # the paper's pretraining, for captions that state our scale against it
+# the models of Figure 6 (noise) and Figure 7 (fractions of the text), as in the paper
+FIG6_MODELS = FIG7_MODELS = ("BPE", "FACTORIZER")
+# issue #27's first gate: a model learned if its held-out perplexity per word is at most this share of its unigram
+# model's
+PPL_GATE = 0.1
+# the paper's pretraining, for captions that state our scale against it
+TABLE6_SCALE = "Table 6: 12 x 768, 31,250 steps of 32,768 x 128"
 TABLE7_SCALE = "Table 7: 20 epochs"                                 # the paper's fine-tuning, likewise
-LM_PARTS = ("perplexity", "finetune", "noise", "scratch")   # what a notebook may ask of a pretrained model, in `complete`'s order
+# what a notebook may ask of a pretrained model, in `complete`'s order
+LM_PARTS = ("perplexity", "finetune", "noise", "scratch")
 
 def lm_parts(name: str, family: str, fraction: float = 1.0) -> list[str]:
-    "What the notebooks 45-47 ask of model `name` (of `family`) at `fraction`: perplexity (45; 46 at every fraction), fine-tunings (all), noise (47), from scratch (45, a family's plain model)."
+    """What the notebooks 45-47 ask of model `name` (of `family`) at `fraction`: perplexity (45; 46 at every fraction),
+    fine-tunings (all), noise (47), from scratch (45, a family's plain model)."""
     full = fraction == 1
-    return [p for p, asked in zip(LM_PARTS, (True, True, full and name in FIG6_MODELS, full and name == family)) if asked]
+    return [p for p,
+            asked in zip(LM_PARTS, (True, True, full and name in FIG6_MODELS, full and name == family)) if asked]
 
 def _complete(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, parts: Sequence[str] | None = None) -> None:
-    "The pretraining's record of `spec`'s model at `fraction`, then `parts` of it (default: `lm_parts`, all the notebooks ask), one after another while its weights are at hand; the model is pretrained only if a record is missing."
-    if unknown := set(parts or ()) - set(LM_PARTS): raise ValueError(f"unknown parts {sorted(unknown)}; known: {', '.join(LM_PARTS)}")
+    """The pretraining's record of `spec`'s model at `fraction`, then `parts` of it (default: `lm_parts`, all the
+    notebooks ask), one after another while its weights are at hand; the model is pretrained only if a record is
+    missing."""
+    if unknown := set(parts or ()) - set(LM_PARTS): raise ValueError(f"unknown parts {sorted(unknown)}; known: "
+                                                                     f"{', '.join(LM_PARTS)}")
     self.pretraining(spec, fraction)                                            # read back, or pretrained and recorded
     for part in parts or lm_parts(spec.name, spec.family, fraction):
         if part == "perplexity":
-            train, held = settings_corpus(self.S, fraction)                     # the unigram baseline: the model's own share of the text
+            train, held = settings_corpus(self.S, fraction)  # the unigram baseline: the model's own share of the text
             self.perplexity(spec, held, train, fraction)
         elif part == "finetune": self.finetune(spec, fraction)
         elif part == "noise": self.noise(spec, self.noise_inputs(), fraction)
@@ -328,8 +414,11 @@ LMExperiment.complete = _complete
 
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #aaebb6ba
-def _compute(self: LMExperiment, specs: Sequence[LMSpec], fractions: Sequence[float] = (1.0,), kinds: Sequence[str] = ("ud", "scratch")) -> pd.DataFrame:
-    "Seconds of training behind the ledger's records of `specs` at `fractions`: the pretraining, and this experiment's seeds' parser runs of `kinds` (run directories, globs allowed: 'ud' the fine-tunings, 'scratch' the from-scratch parsers, 'ud*' with the controls) summed over their epochs; one row per model and fraction (NaN: no record)."
+def _compute(self: LMExperiment, specs: Sequence[LMSpec], fractions: Sequence[float] = (1.0,),
+             kinds: Sequence[str] = ("ud", "scratch")) -> pd.DataFrame:
+    """Seconds of training behind the ledger's records of `specs` at `fractions`: the pretraining, and this experiment's
+    seeds' parser runs of `kinds` (run directories, globs allowed: 'ud' the fine-tunings, 'scratch' the from-scratch
+    parsers, 'ud*' with the controls) summed over their epochs; one row per model and fraction (NaN: no record)."""
     rows, ours = [], {f"seed{s}.json" for s in self.seeds}     # not `seed<k>.<evaluation>.json`, a run's evaluations
     for sp in specs:
         for f in fractions:
@@ -345,87 +434,32 @@ def _compute(self: LMExperiment, specs: Sequence[LMSpec], fractions: Sequence[fl
 LMExperiment.compute = _compute
 
 def compute_summary(c: pd.DataFrame) -> dict:
-    "`LMExperiment.compute`'s rows `c` summed, for a manifest: hours of pretraining and of parser training, and how many models and runs."
-    return dict(pretrain_hours=round(float(c.pretrain_seconds.sum()) / 3600, 2), pretrained_models=int(c.pretrain_seconds.notna().sum()),
+    """`LMExperiment.compute`'s rows `c` summed, for a manifest: hours of pretraining and of parser training, and how
+    many models and runs."""
+    return dict(pretrain_hours=round(float(c.pretrain_seconds.sum()) / 3600, 2),
+                pretrained_models=int(c.pretrain_seconds.notna().sum()),
                 parser_hours=round(float(c.parser_seconds.sum()) / 3600, 2), parser_runs=int(c.parser_runs.sum()))
 
 def compute_extra(c: pd.DataFrame | None) -> dict:
-    "The manifest entry of `LMExperiment.compute`'s rows `c` (`save_figure`'s and `save_table`'s extra keywords); none without them (no ledger)."
+    """The manifest entry of `LMExperiment.compute`'s rows `c` (`save_figure`'s and `save_table`'s extra keywords); none
+    without them (no ledger)."""
     return {"compute": compute_summary(c)} if c is not None else {}
 
 def compute_note(c: pd.DataFrame | None) -> str:
-    "One sentence for a caption: the hours of training that `LMExperiment.compute`'s rows `c` sum to ('' without them: no ledger)."
+    """One sentence for a caption: the hours of training that `LMExperiment.compute`'s rows `c` sum to ('' without them:
+    no ledger)."""
     if c is None: return ""
     s, n = compute_summary(c), lambda k, what: f"{k} {what}{'' if k == 1 else 's'}"
-    return (f" The ledger's records behind it took {s['pretrain_hours']:.1f} h of pretraining ({n(s['pretrained_models'], 'model')}) and "
-            f"{s['parser_hours']:.1f} h of parser training ({n(s['parser_runs'], 'run')}; each run's own seconds, so seeds trained side by "
+    return (f" The ledger's records behind it took {s['pretrain_hours']:.1f} h of pretraining "
+            f"({n(s['pretrained_models'], 'model')}) and "
+            f"{s['parser_hours']:.1f} h of parser training ({n(s['parser_runs'], 'run')}; each run's own seconds, so "
+            "seeds trained side by "
             f"side count twice); re-run from the ledger, it takes minutes.")
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #a3f37339
 def learned_extra(ppl: pd.DataFrame) -> dict:
-    "A manifest's record of whether its models learned: held-out perplexity per word over the unigram model's, and over the factorized one (three-softmax heads), by `ppl`'s index."
+    """A manifest's record of whether its models learned: held-out perplexity per word over the unigram model's, and
+    over the factorized one (three-softmax heads), by `ppl`'s index."""
     fac = ppl["ppl_word_over_factorized_unigram"] if "ppl_word_over_factorized_unigram" in ppl else pd.Series(dtype=float)
     return dict(perplexity_over_unigram={str(k): round(float(v), 4) for k, v in ppl.ppl_word_over_unigram.items()},
                 perplexity_over_factorized_unigram={str(k): round(float(v), 4) for k, v in fac.dropna().items()})
-
-# %% ../../nbs/downstream/45_lm_experiments.ipynb #b2d8e6f1
-def pack_pretrained(model: Path, lm_dir: Path, out_dir: Path) -> Path:
-    "Archive one finished pretraining (`model`: its final `lm.pt` under `lm_dir`) as `out_dir/<model>_<fraction>.tar.gz`, without its checkpoint; `tar xzf` into another `lm/` restores it."
-    run, rel = Path(model).parent, Path(model).parent.relative_to(lm_dir)      # rel: <model>/<full|fraction_f>/pretrain
-    out = Path(out_dir) / ("_".join(rel.parts[:-1]) + ".tar.gz"); out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    with tarfile.open(tmp, "w:gz") as t:
-        for f in sorted(run.iterdir()):
-            if f.is_file() and f.name != CHECKPOINT: t.add(f, arcname=str(rel / f.name))
-    tmp.replace(out)                                                            # whole or absent, never half written
-    return out
-
-
-# %% ../../nbs/downstream/45_lm_experiments.ipynb #e8b2f5c1
-def fraction_order(fractions: Sequence[float]) -> list[float]:
-    "The order the command line runs `fractions` in: the whole text first (the tables), then the smallest first, where Figure 7's claim lies, so that whether a yet smaller fraction is needed shows soonest."
-    return sorted(dict.fromkeys(float(f) for f in fractions), key=lambda f: (f != 1, f))
-
-def parse_fractions(text: str | float) -> list[float]:
-    "Fractions of the pretraining text from a space-separated string such as '1 0.25'; a ValueError unless there is at least one and each lies in (0, 1]."
-    try: fractions = [float(f) for f in str(text).split()]
-    except ValueError: raise ValueError(f"fractions must be numbers in (0, 1]: {text!r}") from None
-    if not fractions or not all(0 < f <= 1 for f in fractions): raise ValueError(f"fractions must lie in (0, 1]: {text!r}")
-    return fractions
-
-def main(argv: list[str] | None = None) -> int:
-    "Command line: pretrain (or reuse) the LM notebooks' models of one language and profile, on a GPU where there is one; with `--complete`, everything the notebooks ask of each model, recorded in the ledger."
-    import argparse
-    ap = argparse.ArgumentParser(prog="python -m factorizer_nb.downstream.lm_experiments", description="Pretrain the LM notebooks' models (resumable, reused when done).")
-    ap.add_argument("--lang", default="en"); ap.add_argument("--profile", default="cpu"); ap.add_argument("--work-dir", default=None)
-    ap.add_argument("--models", default=",".join(LM_MODELS), help=f"comma-separated, of: {', '.join(LM_MODELS)}")
-    ap.add_argument("--fractions", default=None, help="fractions of the pretraining text, e.g. '1 0.25' (default: 1; with --complete, the profile's lm_fractions)")
-    ap.add_argument("--device", default=None, help="cpu or cuda (default: a GPU where there is one)")
-    ap.add_argument("--processes", type=int, default=None, help="pretraining processes (torchrun; default: the profile's lm_processes)")
-    ap.add_argument("--tokenizers-only", action="store_true", help="train (or load) the models' tokenizers, then stop: to carry them to another machine")
-    ap.add_argument("--complete", action="store_true", help="all the notebooks ask of each model (LMExperiment.complete), read back from the ledger or computed and recorded "
-                    "there, pretraining only where a record is missing; one model at a time in the order of --models; below fraction 1 only "
-                    "FIG7_MODELS; --pack does not apply")
-    ap.add_argument("--pack", default=None, metavar="DIR", help="also archive each finished model into DIR as soon as it is done (pack_pretrained), to bring it back")
-    a = ap.parse_args(argv)
-    try:
-        names = [m.strip() for m in a.models.split(",") if m.strip()]
-        if unknown := [m for m in names if m not in LM_MODELS] or not names: raise ValueError(f"unknown models {unknown}; known: {', '.join(LM_MODELS)}")
-        exp = LMExperiment.setup(a.lang, a.profile, a.work_dir, a.device, a.processes, ledger=a.complete)
-        fractions = parse_fractions(a.fractions or (exp.S["lm_fractions"] if a.complete else "1"))
-        specs = sorted(exp.specs(names), key=lambda sp: names.index(sp.name))
-    except (KeyError, ValueError, FileNotFoundError) as e: raise SystemExit(f"lm_experiments: {e}") from None
-    if a.tokenizers_only: print(f"tokenizers of {', '.join(sp.name for sp in specs)} in {exp.lm_dir / 'tokenizers'}"); return 0
-    for f in fraction_order(fractions):                                        # each model reported (and packed) when done
-        for sp in specs:
-            if a.complete:                                                      # pretrained only where a record is missing
-                if f == 1 or sp.name in FIG7_MODELS: exp.complete(sp, f); print(f"recorded {sp.name}, fraction {f:g}: {exp.record(sp, f)}", flush=True)
-                continue
-            path = exp.pretrain(sp, f); print(f"pretrained {sp.name}, fraction {f:g}: {path}", flush=True)
-            if a.pack: print(f"packed {pack_pretrained(path, exp.lm_dir, Path(a.pack))}", flush=True)
-    return 0
-
-
-# %% ../../nbs/downstream/45_lm_experiments.ipynb #a0c6e7d3
-if __name__ == "__main__" and "IPython" not in sys.modules: raise SystemExit(main())
-

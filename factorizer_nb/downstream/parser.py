@@ -87,7 +87,9 @@ def collate(batch: Sequence[EncodedSentence], pad_id,
     out = dict(ids=pad.expand(B, T, *pad.shape).clone(), word_index=torch.full((B, T), -1, dtype=torch.long),
                n_words=torch.tensor([e.n_words for e in batch], dtype=torch.long))
     for b, e in enumerate(batch):
-        if e.ids: out["ids"][b, :len(e.ids)] = torch.tensor(e.ids, dtype=torch.long); out["word_index"][b, :len(e.ids)] = torch.tensor(e.word_index)
+        if e.ids:
+            out["ids"][b, :len(e.ids)] = torch.tensor(e.ids, dtype=torch.long)
+            out["word_index"][b, :len(e.ids)] = torch.tensor(e.word_index)
     for f in (targets[0] if targets else {}):
         out[f] = torch.full((B, W), IGNORE, dtype=torch.long)
         for b, t in enumerate(targets): out[f][b, :len(t[f])] = torch.tensor(t[f], dtype=torch.long)
@@ -189,8 +191,8 @@ def _word_dropout(ids: torch.Tensor, word_index: torch.Tensor, p: float, unk: to
 
 def _encode(self: Parser, ids: torch.Tensor, word_index: torch.Tensor, n_words: torch.Tensor) -> torch.Tensor:
     "Contextual word states [B, W+1, 2*lstm_dim], position 0 being the root."
-    if self.training and self.config.word_dropout > 0: ids = _word_dropout(ids, word_index, self.config.word_dropout,
-                                                                           self.unk_id)
+    if self.training and self.config.word_dropout > 0:
+        ids = _word_dropout(ids, word_index, self.config.word_dropout, self.unk_id)
     W = int(n_words.max()) if len(n_words) else 0
     x = self.bilstm(self.drop(pool_batch(self.drop(self.embed(ids)), word_index, max(W, 1))), n_words)   # [B, W, H]
     return torch.cat([self.root.expand(x.shape[0], 1, -1).to(x.dtype), x], 1)   # [B, W+1, H]

@@ -93,9 +93,8 @@ def predict_treebank(model: Parser, tokenizer: Tokenizer, sents: Sequence[conllu
     model.eval()
     out = [copy.deepcopy(s) for s in sents]
     forms = [[w["form"] for w in syntactic_words(s)] for s in sents] if inputs is None else [list(f) for f in inputs]
-    if [len(f) for f in forms] != [len(syntactic_words(s)) for s in sents]: raise ValueError("inputs must give one "
-                                                                                             "form per word of each "
-                                                                                             "sentence")
+    if [len(f) for f in forms] != [len(syntactic_words(s)) for s in sents]:
+        raise ValueError("inputs must give one form per word of each sentence")
     order = sorted(range(len(sents)), key=lambda i: len(forms[i]))
     pad = tokenizer.special_id("[PAD]")
     try:
@@ -278,8 +277,8 @@ def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: S
         for idx in _epoch_batches(len(data), t.batch_size, t.seed, epoch):
             batch = _batch_to(collate([encoded[i] for i in idx], pad, [data.targets[i] for i in idx]), device)
             with autocast: losses = parser_loss(model, batch, t.label_smoothing)
-            if not torch.isfinite(losses["loss"]): raise FloatingPointError(f"non-finite loss in epoch {epoch + 1}; "
-                                                                            "lower the learning rate")
+            if not torch.isfinite(losses["loss"]):
+                raise FloatingPointError(f"non-finite loss in epoch {epoch + 1}; lower the learning rate")
             opt.zero_grad(set_to_none=True); losses["loss"].backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
             opt.step(); sched.step()
@@ -343,9 +342,10 @@ def main(argv: list[str] | None = None) -> int:
     device = "cuda" if a.device in ("auto", "cuda") and torch.cuda.is_available() else "cpu"
     try:
         S = load_settings(a.lang, a.profile)
-        if S["parser_train"] == "-" or S["parser_dev"] == "-": raise ValueError(f"{a.lang} has no training and dev "
-                                                                                "treebank (parser_train/parser_dev in "
-                                                                                "settings.ini)")
+        if S["parser_train"] == "-" or S["parser_dev"] == "-":
+            raise ValueError(
+                f"{a.lang} has no training and dev treebank (parser_train/parser_dev in settings.ini)"
+            )
         if not Path(a.tokenizer).is_file(): raise ValueError(f"no tokenizer file {a.tokenizer}")
         tok = load_tokenizer(a.tokenizer)
         train, dev = read_treebank(S["parser_train"]), read_treebank(S["parser_dev"])

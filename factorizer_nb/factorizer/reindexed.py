@@ -29,17 +29,19 @@ class Reindexed(Tokenizer):
 
     def __init__(self, inner: Tokenizer, inner_ids, new_ids, name: str = ""):
         inner_ids, new_ids = np.asarray(inner_ids, np.int64), np.asarray(new_ids, np.int64)
-        if not len(inner_ids) or len(inner_ids) != len(new_ids): raise ValueError(f"need as many inner ids as new ids "
-                                                                                  f"(and some), got {len(inner_ids)} "
-                                                                                  f"and {len(new_ids)}")
+        if not len(inner_ids) or len(inner_ids) != len(new_ids):
+            raise ValueError(
+                f"need as many inner ids as new ids (and some), got {len(inner_ids)} and {len(new_ids)}"
+            )
         self.inner, self.name = inner, name or f"{inner.name}, reindexed"
         self.id_shape, self.samples, self.has_scores = tuple(new_ids.shape[1:]), inner.samples, inner.has_scores
-        if self.id_shape not in ((), (NUM_CODEBOOKS,)): raise ValueError(f"new ids must be single ids [K] or triplets "
-                                                                         f"[K, {NUM_CODEBOOKS}], got shape "
-                                                                         f"{new_ids.shape}")
+        if self.id_shape not in ((), (NUM_CODEBOOKS,)):
+            raise ValueError(
+                f"new ids must be single ids [K] or triplets [K, {NUM_CODEBOOKS}], got shape {new_ids.shape}"
+            )
         limit = CODEBOOK_SIZE if self.id_shape else len(new_ids)
-        if new_ids.min() < 0 or new_ids.max() >= limit: raise ValueError(f"new ids must lie in [0, {limit}), got "
-                                                                         f"{new_ids.min()}..{new_ids.max()}")
+        if new_ids.min() < 0 or new_ids.max() >= limit:
+            raise ValueError(f"new ids must lie in [0, {limit}), got {new_ids.min()}..{new_ids.max()}")
         self._base = int(new_ids.max()) + 1 if not self.id_shape else CODEBOOK_SIZE
         keys = id_keys(inner_ids, inner.embedding_rows)
         if len(np.unique(keys)) != len(keys): raise ValueError("an inner id is mapped twice")
@@ -59,7 +61,9 @@ class Reindexed(Tokenizer):
     def special_id(self,
                    token: str): return SPECIAL_IDS[token] if self.id_shape else self._base + SPECIAL_TOKENS.index(token)
     @property
-    def lossless(self) -> bool: return self.inner.lossless and len(np.unique(id_keys(self.new_ids, CODEBOOK_SIZE + NUM_SPECIAL))) == len(self.new_ids)
+    def lossless(self) -> bool:
+        return self.inner.lossless and len(np.unique(id_keys(self.new_ids,
+                                                             CODEBOOK_SIZE + NUM_SPECIAL))) == len(self.new_ids)
     def token_text(self, token: str) -> str | None: return self.inner.token_text(token)
     def reseed(self, seed: int) -> None: self.inner.reseed(seed)
 

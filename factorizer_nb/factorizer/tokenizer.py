@@ -246,8 +246,8 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
     out, scores, redo = fast_search.encode_text(self.vocab.trie, text, self.alpha_split, self.sigma_sample,
                                                 seeds[0] if seeds else 0,
                                                 add_special_tokens)
-    if redo or (add_special_tokens and _SPECIAL_RE.search(text)): return self._encode_texts([text], add_special_tokens,
-                                                                                            1, seeds)[0]
+    if redo or (add_special_tokens and _SPECIAL_RE.search(text)):
+        return self._encode_texts([text], add_special_tokens, 1, seeds)[0]
     r, g, b, starts, ends, word_ids, entries = out.tolist()
     try: tokens = list(map(self._entry_tokens.__getitem__, entries))  # every token spelled before: no Python loop
     except (KeyError, AttributeError): tokens = [self._entry_token(e) for e in entries]

@@ -256,8 +256,8 @@ def _around_dawg(d, meta: dict, path, body_bytes: int) -> Vocabulary:
     are merged by a rebuild."""
     size, max_len, max_logp, prev, repeated = 0, 0, -math.inf, None, False
     for k, rec in _records(d, path, body_bytes, remember=False):
-        if not (math.isfinite(rec[0]) and rec[0] <= 0.0): raise VocabularyFormatError(f"{path}: the record of {k!r} "
-                                                                                      f"has log p {rec[0]}")
+        if not (math.isfinite(rec[0]) and rec[0] <= 0.0):
+            raise VocabularyFormatError(f"{path}: the record of {k!r} has log p {rec[0]}")
         repeated |= k == prev                   # the records of one key are adjacent
         size, max_len, max_logp, prev = size + 1, max(max_len, len(k)), max(max_logp, rec[0]), k
     if repeated: return _from_records(_records(d, path, body_bytes), meta, path)
@@ -323,8 +323,8 @@ def vocab_to_text(path: str | Path) -> str:
     `subword<TAB>r g b<TAB>log p`)."""
     path = Path(path)
     data = path.read_bytes()
-    if not data.startswith(FORMAT_MAGIC): raise VocabularyFormatError(f"{path}: only a factorizer-nb vocabulary file "
-                                                                      "has a text form")
+    if not data.startswith(FORMAT_MAGIC):
+        raise VocabularyFormatError(f"{path}: only a factorizer-nb vocabulary file has a text form")
     header, _ = _read_header(data, path)
     if header["format_version"] != FORMAT_VERSION:
         raise VocabularyFormatError(f"{path}: format version {header['format_version']}; load and save it again "

@@ -71,8 +71,8 @@ def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: in
             out[:, t] = torch.where(done, PAD_TOKEN, tok)
             done |= tok == END_TOKEN
             if done.all(): break
-            with bf16, math_sdpa(): logits, cache = model.decoder_states(None, tok[:, None], cache=cache,
-                                                                         start=NUM_CODEBOOKS + t)
+            with bf16, math_sdpa():
+                logits, cache = model.decoder_states(None, tok[:, None], cache=cache, start=NUM_CODEBOOKS + t)
         rows = out.cpu().numpy()                                                               # [B, max_tokens + 1]
         kept = (rows != PAD_TOKEN) & (rows != END_TOKEN)
         flat, ends = rows[kept].tolist(), np.cumsum(kept.sum(1)).tolist()  # every row's tokens, one list

@@ -46,7 +46,8 @@ def output_cells(stem: str, figures: Path, rel: str = "figures") -> list:
         where, profile = f"{rel}/{sub}/{name}" if sub != "." else f"{rel}/{name}", sub if sub != "." else "small"
         caption = json.loads(m.read_text(encoding="utf-8")).get("caption", "")
         if (m.parent / f"{name}.png").exists(): body = f"![{name}]({where}.png)"
-        elif (m.parent / f"{name}.md").exists(): body = (m.parent / f"{name}.md").read_text(encoding="utf-8").split("\n\n", 1)[-1]
+        elif (m.parent / f"{name}.md").exists():
+            body = (m.parent / f"{name}.md").read_text(encoding="utf-8").split("\n\n", 1)[-1]
         else: continue
         cells.append(nbformat.v4.new_markdown_cell(f"### `{name}` ({profile} profile)\n\n{body}\n\n*{caption}*"))
     return cells

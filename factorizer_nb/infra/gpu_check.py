@@ -35,8 +35,10 @@ def _peak_mb(device: torch.device) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 def timed(fn, n: int, device: torch.device, warmup: int = 1) -> list[float]:
-    "Seconds of each of `n` calls of fn() after `warmup` untimed ones, the device synchronized around each (and the GPU's peak memory reset first)."
-    if device.type == "cuda": torch.cuda.reset_peak_memory_stats(device)        # each part's own peak, not the process's so far
+    """Seconds of each of `n` calls of fn() after `warmup` untimed ones, the device synchronized around each (and the
+    GPU's peak memory reset first)."""
+    # each part's own peak, not the process's so far
+    if device.type == "cuda": torch.cuda.reset_peak_memory_stats(device)
     for _ in range(warmup): fn()
     out = []
     for _ in range(n):
@@ -45,20 +47,25 @@ def timed(fn, n: int, device: torch.device, warmup: int = 1) -> list[float]:
 
 # %% ../../nbs/infra/96_gpu_check.ipynb #0f3b802a
 def vqvae_check(cfg: VQConfig, device: torch.device, steps: int, sampler: WordSampler, one_chunk: bool = False):
-    "(row, trained model): seconds per step, words/s and peak memory of `steps` VQ-VAE steps of `cfg` (one_chunk: one padded chunk)."
+    """(row, trained model): seconds per step, words/s and peak memory of `steps` VQ-VAE steps of `cfg` (one_chunk: one
+    padded chunk)."""
     cfg = replace(cfg, steps=max(steps, cfg.warmup_steps + 1), length_buckets=1 if one_chunk else cfg.length_buckets)
     st = new_state(cfg, device)
     times = timed(lambda: train_step(st, sampler, cfg), steps, device)
     return dict(part=PARTS[1] if one_chunk else PARTS[0], steps=steps,
-                shape=f"{cfg.layers} x {cfg.hidden}, batch {cfg.batch_size} words, {cfg.length_buckets} length-sorted chunk(s)",
-                seconds_per_step=float(np.median(times)), per_second=cfg.batch_size / float(np.median(times)), unit="words",
+                shape=f"{cfg.layers} x {cfg.hidden}, batch {cfg.batch_size} words, {cfg.length_buckets} length-sorted "
+                      "chunk(s)",
+                seconds_per_step=float(np.median(times)), per_second=cfg.batch_size / float(np.median(times)),
+                unit="words",
                 peak_mb=_peak_mb(device)), st.model.eval()
 
-STANDIN_WORDS, STANDIN_PIECES = 5_000, 1_000   # the LM's vocabulary: its size does not change the step (FACTORIZER's tables are 3 x 256 rows)
+# the LM's vocabulary: its size does not change the step (FACTORIZER's tables are 3 x 256 rows)
+STANDIN_WORDS, STANDIN_PIECES = 5_000, 1_000
 
 def lm_check(words: WordList, alpha_split: float, cfg: LMConfig, training: LMTraining, device: torch.device, steps: int,
              micro_batch: int):
-    "Seconds per step, tokens/s and peak memory of `steps` steps of a FACTORIZER language model on one micro-batch each."
+    """Seconds per step, tokens/s and peak memory of `steps` steps of a FACTORIZER language model on one micro-batch
+    each."""
     counts = training_counts(words, top_n=STANDIN_WORDS)
     tok = Factorizer(byte_complete(unigram_standin_vocab(counts, STANDIN_PIECES)), alpha_split=alpha_split)
     t = replace(training, micro_batch=micro_batch)
@@ -66,14 +73,16 @@ def lm_check(words: WordList, alpha_split: float, cfg: LMConfig, training: LMTra
     model = MaskedLM(tok, cfg).to(device)
     opt = make_optimizer(model, t)
     g = torch.Generator().manual_seed(0)
-    rows = torch.randint(0, CODEBOOK_SIZE, (micro_batch, t.seq_len, NUM_CODEBOOKS), generator=g)   # [B, T, 3] subword triplets
+    # [B, T, 3] subword triplets
+    rows = torch.randint(0, CODEBOOK_SIZE, (micro_batch, t.seq_len, NUM_CODEBOOKS), generator=g)
     rng = np.random.default_rng(0)
     def step():
         with lm_autocast(device, t.autocast): loss, _ = mlm_loss(model, rows, tok, t.mask_p, rng)
         opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
     times = timed(step, steps, device)
     bf16 = uses_bf16(device, t.autocast)
-    return dict(part="LM pretraining (FACTORIZER)", shape=f"{cfg.layers} x {cfg.hidden}, micro-batch {micro_batch} x {t.seq_len}, "
+    return dict(part="LM pretraining (FACTORIZER)",
+                shape=f"{cfg.layers} x {cfg.hidden}, micro-batch {micro_batch} x {t.seq_len}, "
                 f"{'bf16 autocast' if bf16 else 'fp32'}", steps=steps, seconds_per_step=float(np.median(times)),
                 per_second=micro_batch * t.seq_len / float(np.median(times)), unit="tokens", peak_mb=_peak_mb(device))
 
@@ -85,30 +94,38 @@ def inference_check(model, device: torch.device, triplets: int, batch_size: int)
     _sync(device); t0 = time.perf_counter()
     with torch.no_grad(): seqs, logp, done = greedy_decode(model, trip, batch_size=batch_size, progress=False)
     _sync(device); sec = time.perf_counter() - t0
-    return dict(part="vocabulary inference", shape=f"{len(trip):,} triplets, batch {batch_size}", steps=1, seconds_per_step=sec,
-                per_second=len(trip) / sec, unit="triplets", peak_mb=_peak_mb(device), finished=float(done.float().mean()))
+    return dict(part="vocabulary inference", shape=f"{len(trip):,} triplets, batch {batch_size}", steps=1,
+                seconds_per_step=sec,
+                per_second=len(trip) / sec, unit="triplets", peak_mb=_peak_mb(device),
+                finished=float(done.float().mean()))
 
 # %% ../../nbs/infra/96_gpu_check.ipynb #f321671e
 PARTS = ("VQ-VAE training", "VQ-VAE training, one padded chunk", "LM pretraining (FACTORIZER)", "vocabulary inference")
 
 def environment(device: torch.device) -> dict:
-    "What measured: the device's name, torch and CUDA versions, Python, CPU threads, package versions and the checkout's git state."
-    return dict(device=device_name(device), torch=torch.__version__, cuda=torch.version.cuda if device.type == "cuda" else None,
+    """What measured: the device's name, torch and CUDA versions, Python, CPU threads, package versions and the
+    checkout's git state."""
+    return dict(device=device_name(device), torch=torch.__version__,
+                cuda=torch.version.cuda if device.type == "cuda" else None,
                 python=platform.python_version(), machine=platform.machine(), cpu_count=os.cpu_count(),
                 packages=package_versions(), git=git_state())
 
-def measure(profile: str = "paper", device: str | None = None, vq_steps: int = 300, lm_steps: int = 4, micro_batch: int = 64,
+def measure(profile: str = "paper", device: str | None = None, vq_steps: int = 300, lm_steps: int = 4,
+            micro_batch: int = 64,
             triplets: int = CODEBOOK_SIZE ** NUM_CODEBOOKS, batch_size: int = 65536, raw: str | Path | None = None,
             padded_steps: int = 100) -> dict:
-    "Time the parts on `device` (CUDA if there is one; `padded_steps=0`, or a profile already in one chunk, leaves the one-chunk VQ-VAE out); the measurement, also written to `raw` after each part."
+    """Time the parts on `device` (CUDA if there is one; `padded_steps=0`, or a profile already in one chunk, leaves the
+    one-chunk VQ-VAE out); the measurement, also written to `raw` after each part."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     S = load_settings("en", profile)
-    if int(S["vq_length_buckets"]) == 1: padded_steps = 0                         # the first part already runs one padded chunk
-    out = dict(profile=profile, params=dict(vq_steps=vq_steps, lm_steps=lm_steps, micro_batch=micro_batch, triplets=triplets,
+    if int(S["vq_length_buckets"]) == 1: padded_steps = 0  # the first part already runs one padded chunk
+    out = dict(profile=profile,
+               params=dict(vq_steps=vq_steps, lm_steps=lm_steps, micro_batch=micro_batch, triplets=triplets,
                batch_size=batch_size, padded_steps=padded_steps), environment=environment(device), rows=[])
     def done(row):
         out["rows"].append(row)
-        if raw: atomic_write(Path(raw), lambda t: t.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8"))
+        if raw: atomic_write(Path(raw),
+                             lambda t: t.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8"))
     words, vq_cfg = WordList.from_settings(S), VQConfig.from_settings(S)
     sampler = WordSampler(training_counts(words, top_n=vq_cfg.top_words))
     vq, model = vqvae_check(vq_cfg, device, vq_steps, sampler); done(vq)
@@ -125,56 +142,74 @@ def _checked(m: dict) -> dict:
     parts = [r.get("part") for r in m["rows"]]
     if not parts or any(p not in PARTS for p in parts): raise ValueError(f"unknown or no parts measured: {parts}")
     for r in m["rows"]:
-        bad = [k for k in ("seconds_per_step", "per_second", "peak_mb") if not (isinstance(r.get(k), (int, float)) and math.isfinite(r[k]) and r[k] > 0)]
+        bad = [k for k in ("seconds_per_step", "per_second",
+                           "peak_mb") if not (isinstance(r.get(k), (int, float)) and math.isfinite(r[k]) and r[k] > 0)]
         if bad: raise ValueError(f"{r['part']}: {bad} not a positive finite number")
     return m
 
 def record(m: dict | str | Path, out_dir: str | Path | None = None, name: str | None = None) -> pd.DataFrame:
-    "Write a measurement (or its JSON file) as `name` (default `gpu_check_<profile>`) with its manifest, the measuring environment under `measured_on`; the table."
+    """Write a measurement (or its JSON file) as `name` (default `gpu_check_<profile>`) with its manifest, the measuring
+    environment under `measured_on`; the table."""
     if not isinstance(m, dict):
         try: m = json.loads(Path(m).read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e: raise ValueError(f"{m}: not a GPU-check measurement (cut off or not JSON: {e})") from e
+        except json.JSONDecodeError as e: raise ValueError(f"{m}: not a GPU-check measurement (cut off or not JSON: "
+                                                           f"{e})") from e
     m, env, P = _checked(m), m["environment"], m["params"]
     S = load_settings("en", m["profile"])
     df = pd.DataFrame(m["rows"]).assign(device=env["device"])
-    skipped = {PARTS[1]} if not P.get("padded_steps") else set()                     # left out on purpose (or measured before it existed)
+    skipped = {PARTS[1]} if not P.get("padded_steps") else set()  # left out on purpose (or measured before it existed)
     absent = [p for p in PARTS if p not in set(df.part) | skipped]
-    paper = m["profile"] == "paper"                                                  # the paper's tables name its shapes; other profiles are ours
+    paper = m["profile"] == "paper"  # the paper's tables name its shapes; other profiles are ours
     vq_shapes, lm_model = ("Table 5's shapes", "Table 6's") if paper else ("the profile's shapes", "the profile's")
-    caption = (f"GPU check on {env['device']} (torch {env['torch']}" + (f", CUDA {env['cuda']}" if env.get("cuda") else "") +
+    caption = (f"GPU check on {env['device']} (torch "
+               f"{env['torch']}" + (f", CUDA {env['cuda']}" if env.get("cuda") else "") +
                f"), profile {m['profile']!r}: {P['vq_steps']} VQ-VAE steps at {vq_shapes}" +
-               (f" (and {P['padded_steps']} more from a fresh start with each batch run as one padded chunk instead of length-sorted ones: the same loss, "
-                f"fewer and larger kernels)" if P.get("padded_steps") else "") + f", {P['lm_steps']} steps of {lm_model} FACTORIZER "
-               f"model on one micro-batch of {P['micro_batch']} sequences, and greedy decoding of {P['triplets']:,} triplets. Times are medians "
-               f"after one untimed step; peak memory is the GPU allocator's (the process's resident set on a CPU). The LM step uses random "
+               (f" (and {P['padded_steps']} more from a fresh start with each batch run as one padded chunk instead of "
+                "length-sorted ones: the same loss, "
+                f"fewer and larger "
+                "kernels)" if P.get("padded_steps") else "") + f", {P['lm_steps']} steps of {lm_model} FACTORIZER "
+               f"model on one micro-batch of {P['micro_batch']} sequences, and greedy decoding of {P['triplets']:,} "
+               "triplets. Times are medians "
+               f"after one untimed step; peak memory is the GPU allocator's (the process's resident set on a CPU). The "
+               "LM step uses random "
                f"triplets as text and a stand-in vocabulary: the speed of the shapes, not a trained model." +
                (f" Not measured (the run stopped first): {', '.join(absent)}." if absent else ""))
     save_table(df, name or f"gpu_check_{m['profile']}", caption, S, {"seed": S["seed"]}, [S["freq"]],
                out_dir=out_dir or project_root() / "figures" / "gpu", measured_on=env)
     return df
 
-def gpu_check(profile: str = "paper", device: str | None = None, vq_steps: int = 300, lm_steps: int = 4, micro_batch: int = 64,
-              triplets: int = CODEBOOK_SIZE ** NUM_CODEBOOKS, batch_size: int = 65536, out_dir: str | Path | None = None,
+def gpu_check(profile: str = "paper", device: str | None = None, vq_steps: int = 300, lm_steps: int = 4,
+              micro_batch: int = 64,
+              triplets: int = CODEBOOK_SIZE ** NUM_CODEBOOKS, batch_size: int = 65536,
+              out_dir: str | Path | None = None,
               padded_steps: int = 100) -> pd.DataFrame:
     "Measure the parts on `device` and record them as `gpu_check_<profile>` with its manifest; the table."
-    return record(measure(profile, device, vq_steps, lm_steps, micro_batch, triplets, batch_size, padded_steps=padded_steps), out_dir)
+    return record(measure(profile, device, vq_steps, lm_steps, micro_batch, triplets, batch_size,
+                          padded_steps=padded_steps), out_dir)
 
 # %% ../../nbs/infra/96_gpu_check.ipynb #5512f891
 def main(argv: list[str] | None = None) -> int:
     "Command line of `make gpu-check`."
-    ap = argparse.ArgumentParser(description="Time the paper profile's VQ-VAE, language model and vocabulary inference on a GPU")
+    ap = argparse.ArgumentParser(description="Time the paper profile's VQ-VAE, language model and vocabulary inference "
+                                             "on a GPU")
     ap.add_argument("--profile", default="paper"); ap.add_argument("--device", default=None)
     ap.add_argument("--vq-steps", type=int, default=300); ap.add_argument("--lm-steps", type=int, default=4)
-    ap.add_argument("--vq-padded-steps", type=int, default=100, help="VQ-VAE steps with each batch as one padded chunk (0: leave out)")
-    ap.add_argument("--micro-batch", type=int, default=64); ap.add_argument("--triplets", type=int, default=CODEBOOK_SIZE ** NUM_CODEBOOKS)
+    ap.add_argument("--vq-padded-steps", type=int, default=100,
+                    help="VQ-VAE steps with each batch as one padded chunk (0: leave out)")
+    ap.add_argument("--micro-batch", type=int, default=64)
+    ap.add_argument("--triplets", type=int, default=CODEBOOK_SIZE ** NUM_CODEBOOKS)
     ap.add_argument("--batch-size", type=int, default=65536); ap.add_argument("--out", default=None)
-    ap.add_argument("--raw", default=None, help="measure only, into this JSON file (a machine without this checkout's history)")
-    ap.add_argument("--record", default=None, help="measure nothing: write figures/gpu/ from a JSON file that --raw wrote")
+    ap.add_argument("--raw", default=None,
+                    help="measure only, into this JSON file (a machine without this checkout's history)")
+    ap.add_argument("--record", default=None,
+                    help="measure nothing: write figures/gpu/ from a JSON file that --raw wrote")
     ap.add_argument("--name", default=None, help="with --record: the table's name (default gpu_check_<profile>)")
     a = ap.parse_args(argv)
     if a.record: df = record(a.record, a.out, a.name)
-    elif a.raw: df = pd.DataFrame(measure(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets, a.batch_size, a.raw, a.vq_padded_steps)["rows"])
-    else: df = gpu_check(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets, a.batch_size, a.out, a.vq_padded_steps)
+    elif a.raw: df = pd.DataFrame(measure(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets,
+                                          a.batch_size, a.raw, a.vq_padded_steps)["rows"])
+    else: df = gpu_check(a.profile, a.device, a.vq_steps, a.lm_steps, a.micro_batch, a.triplets, a.batch_size, a.out,
+                         a.vq_padded_steps)
     print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0
 

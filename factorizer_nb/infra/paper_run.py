@@ -209,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compile", default="default,reduce-overhead", help="compile modes to try, comma-separated")
     a = ap.parse_args(argv)
     if a.export_words:
-        export_words(training_counts(WordList.from_settings(load_settings(a.lang, a.profile)), top_n=a.top_words or None), a.export_words)
+        export_words(training_counts(WordList.from_settings(load_settings(a.lang, a.profile)),
+                                     top_n=a.top_words or None), a.export_words)
         return 0
     if a.record:
         try: print(record_run(a.record, follow_up_words(a.lang), a.ledger))

@@ -24,8 +24,8 @@ def render_readme(index: str | Path, results: str | None = None, lm: str | None 
     except (OSError, ValueError) as e: raise ValueError(f"{index} is not a readable notebook: {e}") from None
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list): raise ValueError(f"{index} has no list of cells")
-    if any(c.get("cell_type") == "code" for c in cells): raise ValueError(f"{index} must hold only markdown cells (its "
-                                                                          "code is shown, not run)")
+    if any(c.get("cell_type") == "code" for c in cells):
+        raise ValueError(f"{index} must hold only markdown cells (its code is shown, not run)")
     parts = ["".join(c.get("source", "")).strip() for c in cells if c.get("cell_type") == "markdown"]
     text = GENERATED_NOTICE + "\n\n".join(p for p in parts if p) + "\n"
     for marker, table in ((RESULTS_MARKER, results), (LM_MARKER, lm)):
