@@ -830,8 +830,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                     'factorizer_nb/downstream/parser.py'),
                                                  'factorizer_nb.downstream.parser.subword_embedding': ( 'downstream/parser.html#subword_embedding',
                                                                                                         'factorizer_nb/downstream/parser.py'),
-                                                 'factorizer_nb.downstream.parser.ud_settings': ( 'downstream/parser.html#ud_settings',
-                                                                                                  'factorizer_nb/downstream/parser.py'),
                                                  'factorizer_nb.downstream.parser.word_values': ( 'downstream/parser.html#word_values',
                                                                                                   'factorizer_nb/downstream/parser.py')},
             'factorizer_nb.downstream.parser_training': { 'factorizer_nb.downstream.parser_training.ParserData': ( 'downstream/parser_training.html#parserdata',

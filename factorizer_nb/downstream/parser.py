@@ -21,8 +21,8 @@ from .ud_data import syntactic_words, lemma_rule, apply_lemma_rule, check_tree
 
 # %% auto #0
 __all__ = ['TAG_FIELDS', 'FIELDS', 'IGNORE', 'word_values', 'LabelSet', 'EncodedSentence', 'encode_words', 'collate',
-           'pool_batch', 'mst_heads', 'ud_settings', 'ParserConfig', 'subword_embedding', 'Parser', 'label_logits',
-           'parser_loss', 'predict_batch']
+           'pool_batch', 'mst_heads', 'ParserConfig', 'subword_embedding', 'Parser', 'label_logits', 'parser_loss',
+           'predict_batch']
 
 # %% ../../nbs/downstream/41_parser.ipynb #237d3aeb
 TAG_FIELDS = ("upos", "xpos", "feats", "lemma")          # word classifiers; "deprel" is predicted on the arcs
@@ -131,10 +131,6 @@ def mst_heads(log_probs: np.ndarray) -> list[int]:
     return best
 
 # %% ../../nbs/downstream/41_parser.ipynb #4fca61a7
-def ud_settings(cls, s: dict, skip: tuple = (), prefix: str = "ud_") -> dict:
-    "The `<prefix><field>` settings (`ud_<field>` by default) of a dataclass's fields, converted to each field's type."
-    return {f.name: type(f.default)(s[f"{prefix}{f.name}"]) for f in fields(cls) if f.name not in skip}
-
 @dataclass(frozen=True)
 class ParserConfig:
     "Sizes and regularisation of the parser (settings `ud_*`)."

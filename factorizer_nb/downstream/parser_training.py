@@ -15,7 +15,7 @@ from ..core.sources import DataError
 from ..core.settings import atomic_write, config_from, load_settings, run_dir, LANGS
 from ..core.protocol import Tokenizer, load_tokenizer
 from .ud_data import read_treebank, syntactic_words, write_conllu, score_conllu
-from .parser import (FIELDS, ud_settings, LabelSet, Parser, ParserConfig, collate, encode_words,
+from .parser import (FIELDS, LabelSet, Parser, ParserConfig, collate, encode_words,
                                              parser_loss,
                                               predict_batch, word_values)
 

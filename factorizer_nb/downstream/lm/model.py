@@ -10,7 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from ...core.protocol import Tokenizer
-from ..parser import ud_settings, subword_embedding
+from ...core.settings import config_from
+from ..parser import subword_embedding
 
 # %% auto #0
 __all__ = ['PAD_BIAS', 'SUPPORT_CHUNK', 'LMConfig', 'relative_buckets', 'GEGLU', 'Block', 'MaskedLM', 'num_parameters']
@@ -31,7 +32,7 @@ class LMConfig:
 
     @classmethod
     def from_settings(cls, s: dict, extra_layers: int = 0) -> "LMConfig":
-        c = cls(**ud_settings(cls, s, prefix="lm_"))
+        c = config_from(cls, s, "lm_")
         return replace(c, layers=c.layers + extra_layers)
 
     def __post_init__(self):

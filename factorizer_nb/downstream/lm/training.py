@@ -17,7 +17,7 @@ from torch import nn
 from tqdm.auto import tqdm
 from ...core.settings import atomic_write
 from ...core.protocol import Tokenizer
-from ..parser import ud_settings
+from ...core.settings import config_from
 from ..parser_training import lr_factor, tokenizer_sha256, _refuse_other_run, _write_log
 from .model import LMConfig, MaskedLM
 from .data import span_mask, corrupt, pad_mask, special_mask, texts_sha256, packed_rows
@@ -52,7 +52,7 @@ class LMTraining:
 
     @classmethod
     def from_settings(cls, s: dict, seed: int | None = None) -> "LMTraining":
-        return cls(**ud_settings(cls, s, skip=("seed",), prefix="lm_"), seed=int(s["seed"] if seed is None else seed))
+        return config_from(cls, s, "lm_", keys={"seed": "seed"}, **({} if seed is None else dict(seed=int(seed))))
 
     def accumulation(self, world: int) -> int:
         "Micro-batches each of `world` processes runs per step; the batch must split evenly."
