@@ -56,7 +56,7 @@ def one(kind: str, profile: str, steps: int, size: int, mode: str = "off", overr
     if checkpoint:                                               # a trained model: its tokenizer, layers and weights
         d = Path(checkpoint)
         tok = load_tokenizer(d / "tokenizer.tok")
-        state = torch.load(d / ("lm.pt" if (d / "lm.pt").exists() else "checkpoint.pt"), map_location="cpu", weights_only=False)["model"]
+        state = torch.load(d / ("lm.pt" if (d / "lm.pt").exists() else "checkpoint.pt"), map_location="cpu", weights_only=True)["model"]
         extra = len({k.split(".")[1] for k in state if k.startswith("blocks.")}) - int(S["lm_layers"])
     elif kind == "bpe": tok, extra = spm_bpe(counts, size, Path("runs/bench_lm")), 0
     else:

@@ -53,10 +53,10 @@ def test_ddp_two_processes_take_the_same_steps_as_accumulation(tokenizers, tmp_p
     tok = tokenizers[kind]
     t = LMTraining(steps=3, batch_size=8, micro_batch=4, seq_len=16, warmup_steps=1, lr_initial=3e-3, lr_final=3e-4, optimizer="adamw",
                    checkpoint_every=3, autocast="off")            # fp32: the equality below is exact only up to fp32 rounding
-    one = torch.load(train_lm(tok, TEXTS, tmp_path / "one", config=TINY, training=t, progress=False), weights_only=False)
+    one = torch.load(train_lm(tok, TEXTS, tmp_path / "one", config=TINY, training=t, progress=False), weights_only=True)
     tok_file = str(tok.save(tmp_path / "tok"))
     torch.multiprocessing.spawn(_ddp_worker, args=(2, _free_port(), tok_file, str(tmp_path / "two"), t), nprocs=2, join=True)
-    two = torch.load(tmp_path / "two" / "lm.pt", weights_only=False)
+    two = torch.load(tmp_path / "two" / "lm.pt", weights_only=True)
     assert two["fingerprint"]["world"] == 2 and one["fingerprint"]["world"] == 1
     assert one["bf16"] is False and two["bf16"] is False                     # the precision each run used is kept with it
     D = TINY.hidden
@@ -125,7 +125,7 @@ def test_paper_profile_takes_a_step_on_the_cpu(tokenizers, tmp_path, kind):
     assert (config.layers, config.hidden, t.optimizer, t.seq_len) == (15 if kind == "factorizer" else 12, 768, "lamb", 128)
     torch.manual_seed(t.seed)
     init = MaskedLM(tok, config).state_dict()
-    final = torch.load(train_lm(tok, TEXTS * 4, tmp_path, config=config, training=t, progress=False), weights_only=False)
+    final = torch.load(train_lm(tok, TEXTS * 4, tmp_path, config=config, training=t, progress=False), weights_only=True)
     assert final["fingerprint"]["training"]["optimizer"] == "lamb"
     loss = _losses(tmp_path)[0]
     assert math.isfinite(loss) and loss > 0
@@ -141,10 +141,10 @@ def test_cpu_profile_pretraining_resumes_exactly(tokenizers, tmp_path, kind):
     tok, config = tokenizers[kind], LMConfig.from_settings(C, extra_layers=C["lm_extra_layers"] if kind == "factorizer" else 0)
     t = replace(LMTraining.from_settings(C), steps=4, batch_size=4, micro_batch=2, warmup_steps=1, checkpoint_every=1)
     assert (t.optimizer, t.autocast, t.seq_len) == ("adamw", C["lm_autocast"], 128)
-    full = torch.load(train_lm(tok, TEXTS * 4, tmp_path / "a", config=config, training=t, progress=False), weights_only=False)
+    full = torch.load(train_lm(tok, TEXTS * 4, tmp_path / "a", config=config, training=t, progress=False), weights_only=True)
     for stop in (2, 3):                                                         # interrupted after steps 2 and 3
         train_lm(tok, TEXTS * 4, tmp_path / "b", config=config, training=t, progress=False, stop_after=stop)
-    resumed = torch.load(train_lm(tok, TEXTS * 4, tmp_path / "b", config=config, training=t, progress=False), weights_only=False)
+    resumed = torch.load(train_lm(tok, TEXTS * 4, tmp_path / "b", config=config, training=t, progress=False), weights_only=True)
     for name, w in full["model"].items(): assert torch.equal(w, resumed["model"][name]), name
     assert _losses(tmp_path / "a") == _losses(tmp_path / "b")
 
@@ -169,8 +169,8 @@ def test_prefetched_epochs_are_the_epochs_packed_in_turn(tokenizers, tmp_path, k
     steps = len(want[0]) // 8 + 2                                               # into the second epoch
     t = LMTraining(steps=steps, batch_size=8, micro_batch=8, seq_len=16, warmup_steps=1, lr_initial=3e-3, lr_final=3e-4, optimizer="adamw",
                    checkpoint_every=steps, autocast="off")
-    a = torch.load(train_lm(tok, TEXTS, tmp_path / "a", config=TINY, training=t, progress=False, prefetch=False), weights_only=False)
-    b = torch.load(train_lm(tok, TEXTS, tmp_path / "b", config=TINY, training=t, progress=False, prefetch=True), weights_only=False)
+    a = torch.load(train_lm(tok, TEXTS, tmp_path / "a", config=TINY, training=t, progress=False, prefetch=False), weights_only=True)
+    b = torch.load(train_lm(tok, TEXTS, tmp_path / "b", config=TINY, training=t, progress=False, prefetch=True), weights_only=True)
     assert len({r["epoch"] for r in csv.DictReader(open(tmp_path / "b" / LOG))}) >= 2  # the run crossed an epoch boundary
     for name, w in a["model"].items(): assert torch.equal(w, b["model"][name]), name
 
@@ -200,7 +200,7 @@ def test_cpu_profile_finetuning_resumes_exactly(tokenizers, tmp_path):
     with pytest.raises(KeyboardInterrupt): train_parser(tok, train, dev, tmp_path / "two", on_epoch_end=stop_after_first, **kw)
     two = train_parser(tok, train, dev, tmp_path / "two", **kw)
     assert one == two
-    a, b = (torch.load(tmp_path / d / PARSER_FINAL, weights_only=False)["model"] for d in ("one", "two"))
+    a, b = (torch.load(tmp_path / d / PARSER_FINAL, weights_only=True)["model"] for d in ("one", "two"))
     for name, w in a.items(): assert torch.equal(w, b[name]), name
     log = list(csv.DictReader(open(tmp_path / "two" / PARSER_LOG, encoding="utf-8")))
     assert [r["epoch"] for r in log] == ["1", "2", "3"] and all(r["LAS"] for r in log)     # dev scored after every epoch
@@ -336,7 +336,7 @@ def test_pretraining_command_and_the_reuse_of_finished_models(tokenizers, tmp_pa
     (spec,) = exp.specs(["BPE"])
     path = exp.run_dir(spec, 0.5) / "pretrain" / "lm.pt"
     assert [line.split(": ", 1)[1] for line in run.stdout.splitlines() if line.startswith("pretrained BPE, fraction 0.5: ")] == [str(path)]
-    final = torch.load(path, weights_only=False)
+    final = torch.load(path, weights_only=True)
     assert final["trained_on"]["device"].startswith("CPU") and final["trained_on"]["torch"] == torch.__version__
     stamp = path.stat().st_mtime_ns
     assert exp.pretrain(spec, 0.5) == path and path.stat().st_mtime_ns == stamp                  # the notebooks' call reuses it

@@ -11,7 +11,8 @@ from typing import Mapping
 
 # %% auto #0
 __all__ = ['SETTINGS_NAME', 'LANGS', 'DEFAULT_PROFILE', 'RUNS_ENV', 'find_settings', 'read_settings', 'profile_chain',
-           'load_settings', 'config_from', 'project_root', 'runs_root', 'run_dir', 'atomic_write']
+           'load_settings', 'config_from', 'project_root', 'runs_root', 'run_dir', 'atomic_write', 'CheckpointError',
+           'load_checkpoint']
 
 # %% ../../nbs/core/00_settings.ipynb #26624c96
 SETTINGS_NAME = "settings.ini"
@@ -121,3 +122,21 @@ def atomic_write(path: str | Path, write) -> Path:
         tmp.unlink(missing_ok=True); raise
     os.replace(tmp, path)
     return path
+
+# %% ../../nbs/core/00_settings.ipynb #931baeb0
+class CheckpointError(RuntimeError):
+    "A checkpoint that is damaged, or holds more than tensors and plain values."
+
+def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
+    "A checkpoint read with torch's weights-only unpickler (never code); a CheckpointError if it cannot be."
+    import pickle, torch
+    from torch.torch_version import TorchVersion                  # a str: what older models recorded as torch's version
+    try:
+        with torch.serialization.safe_globals([TorchVersion]): return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as e:
+        names = [line for line in str(e).splitlines() if "GLOBAL" in line]     # a class or function the file names
+        if not names: raise CheckpointError(f"checkpoint {path} cannot be read (not a checkpoint, or cut short); "
+                                            f"delete it to start over") from None
+        raise CheckpointError(f"checkpoint {path} holds more than tensors and plain values, so it is not loaded "
+                              f"(loading it could run code): {names[0].strip()}") from None
+    except Exception as e: raise CheckpointError(f"checkpoint {path} cannot be read ({e}); delete it to start over") from e

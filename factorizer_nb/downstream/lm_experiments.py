@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 import pandas as pd
 import torch
-from ..core.settings import atomic_write
+from ..core.settings import atomic_write, load_checkpoint
 from ..factorizer.vocab import vocab_to_text, vocab_from_text, vocab_text_header
 from .ud_data import UD_METRICS
 from .parser_training import (ParserTraining, train_parser, load_parser, evaluate,
@@ -177,7 +177,7 @@ def _pretrain_log(path: Path) -> dict:
     t = [float(r["seconds"]) for r in rows]  # seconds since the process started: a resumed run starts again from 0
     secs, toks = sum(a for a, b in zip(t, t[1:] + [0.0]) if b < a), sum(int(r["tokens"]) for r in rows)
     # e.g. a GPU machine
-    on = torch.load(path, map_location="cpu", weights_only=False).get("trained_on", {}).get("device", UNRECORDED)
+    on = load_checkpoint(path).get("trained_on", {}).get("device", UNRECORDED)
     return dict(steps=len(rows), pretrain_seconds=secs, tokens_per_second=toks / secs if secs else float("nan"),
                 final_loss=float(rows[-1]["loss"]) if rows else float("nan"), pretrained_on=on)
 

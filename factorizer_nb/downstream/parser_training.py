@@ -12,7 +12,7 @@ import torch
 import conllu
 from tqdm.auto import tqdm
 from ..core.sources import DataError
-from ..core.settings import atomic_write, config_from, load_settings, run_dir, LANGS
+from ..core.settings import atomic_write, config_from, load_settings, run_dir, LANGS, load_checkpoint
 from ..core.protocol import Tokenizer, load_tokenizer
 from .ud_data import read_treebank, syntactic_words, write_conllu, score_conllu
 from .parser import (FIELDS, LabelSet, Parser, ParserConfig, collate, encode_words,
@@ -255,7 +255,7 @@ def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: S
                                               lambda s: lr_factor(s, total, t.warmup_steps, t.lr_initial, t.lr_final))
     start, rows, scores = 0, [], {}
     if (ck_path := out / CHECKPOINT).exists():
-        ck = torch.load(ck_path, map_location=device, weights_only=False)
+        ck = load_checkpoint(ck_path, map_location=device)
         _refuse_other_run(ck_path, ck.get("fingerprint"), fp)
         model.load_state_dict(ck["model"]); opt.load_state_dict(ck["optimizer"]); sched.load_state_dict(ck["scheduler"])
         start, rows = ck["epoch"], ck["log"]
@@ -321,7 +321,7 @@ def load_parser(run: str | Path, tokenizer: Tokenizer, device: str | torch.devic
     path = Path(run) / FINAL
     if not path.exists(): raise FileNotFoundError(f"{path} does not exist: the run has not finished (train_parser "
                                                   "resumes it)")
-    ck = torch.load(path, map_location=device, weights_only=False)
+    ck = load_checkpoint(path, map_location=device)
     labels = LabelSet(ck["classes"])
     model = build(tokenizer, {f: labels.size(f) for f in FIELDS}, ParserConfig(**ck["config"])).to(device)
     try: model.load_state_dict(ck["model"])

@@ -14,7 +14,7 @@ from fastcore.basics import patch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 from ..core.sources import DataError
-from ..core.settings import atomic_write, config_from, load_settings
+from ..core.settings import atomic_write, config_from, load_checkpoint, load_settings
 from ..core.corpora import training_counts, WordList
 from .vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, triplet_to_flat
 from .vqvae import FactorizerVQVAE, MAX_BYTES, NUM_TOKENS, PAD_TOKEN, word_tokens
@@ -24,8 +24,8 @@ log = logging.getLogger(__name__)
 # %% auto #0
 __all__ = ['log', 'LOG_COLUMNS', 'WordSampler', 'ASAM', 'VQConfig', 'model_from_config', 'vq_training_flops',
            'mean_sample_tokens', 'make_optimizer', 'TrainState', 'new_state', 'ema_decay', 'update_weight_ema',
-           'after_update', 'train_step', 'merge_prior', 'load_checkpoint', 'save_state', 'run_fingerprint',
-           'restore_state', 'Stepper', 'train', 'main']
+           'after_update', 'train_step', 'merge_prior', 'save_state', 'run_fingerprint', 'restore_state', 'Stepper',
+           'train', 'main']
 
 # %% ../../nbs/factorizer/11_training.ipynb #11164f19
 class WordSampler:
@@ -321,12 +321,6 @@ def merge_prior(prior: tuple[torch.Tensor, torch.Tensor],
     ids, cnt = torch.cat([prior[0], new]), torch.cat([prior[1], torch.ones(len(new), dtype=torch.long)])
     keys, inv = torch.unique(ids, return_inverse=True)
     return keys, torch.zeros_like(keys).index_add_(0, inv, cnt)
-
-# %% ../../nbs/factorizer/11_training.ipynb #bcf23da6
-def load_checkpoint(path: Path) -> dict:
-    "Read a checkpoint; a clear error if it is damaged."
-    try: return torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as e: raise RuntimeError(f"checkpoint {path} cannot be read ({e}); delete it to start over") from e
 
 # %% ../../nbs/factorizer/11_training.ipynb #f76cfa4f
 def save_state(path: Path, st: TrainState, cfg: VQConfig, fingerprint: dict | None = None) -> Path | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 import torch
 import torch.distributed as dist
-from ...core.settings import load_settings
+from ...core.settings import load_settings, load_checkpoint
 from ...core.sources import DataError
 from ...core.protocol import load_tokenizer
 from .model import LMConfig
@@ -86,7 +86,7 @@ def pretrain_fingerprint(spec: LMSpec, S: dict, text_sha256: str | None = None, 
 def reusable_final(path: str | Path, spec: LMSpec, S: dict, fraction: float = 1.0, world: int = 1) -> Path:
     ("`path`, a finished model, if it was pretrained under the fingerprint that `spec`, `S`, `fraction` and `world` "
      "give now; else a ValueError naming what differs.")
-    got = torch.load(path, map_location="cpu", weights_only=False).get("fingerprint", {})
+    got = load_checkpoint(path).get("fingerprint", {})
     want = pretrain_fingerprint(spec, S, world=world)
     differ = [k for k in want if got.get(k) != want[k]]
     # the text last: it is read

@@ -16,6 +16,7 @@ from ..parser import Parser, ParserConfig, pool_batch, _word_dropout
 from ..tokenizer_points import spm_bpe, unigram_point, sage_point, SaGePointConfig
 from .model import MaskedLM
 from .training import lm_recipe, load_lm
+from ...core.settings import load_checkpoint
 
 # %% auto #0
 __all__ = ['LM_MODELS', 'LMParser', 'LMParserBuild', 'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs']
@@ -67,7 +68,7 @@ def finetune_build(lm_path: str | Path, *, pretrained: bool = True, lstm_layers:
     ("`build` and `build_id` for `train_parser` and `load_parser`: an `LMParser` on the model pretrained at `lm_path`, "
      "named by its recipe (`lm_recipe` of its fingerprint; given, the model need not exist yet) "
      "(`pretrained=False`: on a fresh encoder of its shape, the control for what pretraining adds).")
-    recipe = recipe or lm_recipe(torch.load(lm_path, map_location="cpu", weights_only=False)["fingerprint"])
+    recipe = recipe or lm_recipe(load_checkpoint(lm_path)["fingerprint"])
     build_id = f"lm{'' if pretrained else '-shape'}:{recipe}" + (f"+bilstm{lstm_layers}" if lstm_layers else "")
     return LMParserBuild(str(lm_path), pretrained, lstm_layers), build_id
 

@@ -15,7 +15,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from tqdm.auto import tqdm
-from ...core.settings import atomic_write
+from ...core.settings import atomic_write, load_checkpoint
 from ...core.protocol import Tokenizer
 from ...core.settings import config_from
 from ..parser_training import lr_factor, tokenizer_sha256, _refuse_other_run, _write_log
@@ -173,7 +173,7 @@ def _resume(ck_path: Path, fp: str, model, opt, sched, device) -> tuple[int, int
     ("(step, epoch, batch in epoch, log rows, bf16 or not) of the checkpoint at `ck_path`, "
      "loaded into model, optimizer and schedule; zeros and None without one.")
     if not ck_path.exists(): return 0, 0, 0, [], None
-    ck = torch.load(ck_path, map_location=device, weights_only=False)
+    ck = load_checkpoint(ck_path, map_location=device)
     _refuse_other_run(ck_path, ck.get("fingerprint"), fp)
     model.load_state_dict(ck["model"]); opt.load_state_dict(ck["optimizer"]); sched.load_state_dict(ck["scheduler"])
     return ck["step"], ck["epoch"], ck["k"], ck["log"], ck.get("bf16")
@@ -291,7 +291,7 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
     finally: epoch_rows.close()
     if step == t.steps and rank == 0:
         final = dict(model=model.state_dict(), config=asdict(config), training=asdict(t), fingerprint=fp, bf16=bf16,
-                     trained_on=dict(device=device_name(device), torch=torch.__version__))   # where the last steps ran
+                     trained_on=dict(device=device_name(device), torch=str(torch.__version__)))   # where the last steps ran
         atomic_write(out / FINAL, lambda p: torch.save(final, p))
     if world > 1: dist.barrier()
     return out / FINAL
@@ -307,7 +307,7 @@ def load_lm(path: str | Path, tokenizer: Tokenizer, device: str | torch.device =
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: pretraining has not finished (train_lm resumes it)")
-    ck = torch.load(path, map_location=device, weights_only=False)
+    ck = load_checkpoint(path, map_location=device)
     model = MaskedLM(tokenizer, LMConfig(**ck["config"])).to(device)
     try: model.load_state_dict(ck["model"])
     except RuntimeError as e:
