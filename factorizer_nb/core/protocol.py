@@ -433,9 +433,8 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
     path = Path(path)
     if not path.is_file(): raise FileNotFoundError(f"No tokenizer file at {path}")
     with open(path, "rb") as f: head = f.read(64)
-    from factorizer_nb.factorizer.vocab import FORMAT_MAGIC
-    if head.startswith(FORMAT_MAGIC) or not head.lstrip().startswith(b"{"):
-        return tokenizer_class("factorizer").from_vocab_file(path)
+    # not JSON: a vocabulary file (ours, which opens with its magic line, or the authors' DAWG), read by its own family
+    if not head.lstrip().startswith(b"{"): return tokenizer_class("factorizer").from_vocab_file(path)
     try: doc = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError) as e: raise ValueError(f"{path} is not a tokenizer file ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != TOKENIZER_FORMAT:
