@@ -132,11 +132,13 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
     import pickle, torch
     from torch.torch_version import TorchVersion                  # a str: what older models recorded as torch's version
     try:
-        with torch.serialization.safe_globals([TorchVersion]): return torch.load(path, map_location=map_location, weights_only=True)
+        with torch.serialization.safe_globals([TorchVersion]):
+            return torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as e:
         names = [line for line in str(e).splitlines() if "GLOBAL" in line]     # a class or function the file names
         if not names: raise CheckpointError(f"checkpoint {path} cannot be read (not a checkpoint, or cut short); "
                                             f"delete it to start over") from None
         raise CheckpointError(f"checkpoint {path} holds more than tensors and plain values, so it is not loaded "
                               f"(loading it could run code): {names[0].strip()}") from None
-    except Exception as e: raise CheckpointError(f"checkpoint {path} cannot be read ({e}); delete it to start over") from e
+    except Exception as e:
+        raise CheckpointError(f"checkpoint {path} cannot be read ({e}); delete it to start over") from e

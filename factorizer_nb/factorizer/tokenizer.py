@@ -12,7 +12,8 @@ import numpy as np
 from fastcore.basics import patch
 from ..core.text import BOW, EOW, BOW_BYTES, EOW_BYTES, marked_bytes
 from ..core.protocol import Tokenizer, Encoding, Encodings, SPECIAL_TOKENS, NUM_SPECIAL, WordCache, _SPECIAL_RE
-from .vocab import Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword, has_stray_bytes, flat_to_triplet
+from .vocab import (Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword,
+                                           has_stray_bytes, flat_to_triplet)
 from .search import shortest_split, draw64
 from . import fast_search
 

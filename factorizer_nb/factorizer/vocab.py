@@ -219,7 +219,8 @@ def _records(d, path, body_bytes: int, remember: bool = True):
 # records to stdout.
 _CHILD_READER = """
 import pickle, sys, dawg
-try:                                                   # cap the child's own address space (not POSIX: the timeout still holds)
+# cap the child's own address space (not POSIX: the timeout still holds)
+try:
     import resource; resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[4]), int(sys.argv[4])))
 except (ImportError, ValueError, OSError): pass
 fmt, limit = sys.argv[1], int(sys.argv[2])

@@ -291,7 +291,8 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
     finally: epoch_rows.close()
     if step == t.steps and rank == 0:
         final = dict(model=model.state_dict(), config=asdict(config), training=asdict(t), fingerprint=fp, bf16=bf16,
-                     trained_on=dict(device=device_name(device), torch=str(torch.__version__)))   # where the last steps ran
+                     # where the last steps ran
+                     trained_on=dict(device=device_name(device), torch=str(torch.__version__)))
         atomic_write(out / FINAL, lambda p: torch.save(final, p))
     if world > 1: dist.barrier()
     return out / FINAL
