@@ -5,7 +5,7 @@
 # %% ../../nbs/core/00_settings.ipynb #89b67b5d
 from __future__ import annotations
 import configparser, os
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Mapping
 

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #ae55c664
 from __future__ import annotations
-import csv, gzip, hashlib, json, lzma, re, sys, tarfile, warnings
+import csv, gzip, hashlib, json, lzma, re, warnings
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Callable, Sequence
@@ -19,9 +19,9 @@ from .parser_training import (ParserTraining, train_parser, load_parser, evaluat
 from .experiments import ParserExperiment, train_parsers, noisy_forms
 from .lm.model import num_parameters
 from .lm.data import texts_sha256, packed_rows, settings_corpus
-from .lm.training import lm_recipe, load_lm, LOG, CHECKPOINT, FINAL as LM_FINAL
+from .lm.training import lm_recipe, load_lm, LOG, FINAL as LM_FINAL
 from .lm.evaluation import pseudo_perplexity, unigram_perplexity, factorized_unigram_perplexity
-from .lm.finetune import LMSpec, LMSpecsConfig, lm_specs, finetune_build, finetune_training, LM_MODELS
+from .lm.finetune import LMSpec, LMSpecsConfig, lm_specs, finetune_build, finetune_training
 from .lm.cli import pretrain, pretrain_fingerprint
 
 
