@@ -47,7 +47,7 @@ def one(kind: str, profile: str, steps: int, size: int, mode: str = "off", overr
     from factorizer_nb.factorizer.vocab import unigram_standin_vocab
     from factorizer_nb.downstream.tokenizer_points import spm_bpe
     from factorizer_nb.downstream.lm.model import LMConfig, MaskedLM
-    from factorizer_nb.downstream.lm.data import pack, pad_mask, settings_corpus
+    from factorizer_nb.downstream.lm.data import pack, pad_mask, LMText
     from factorizer_nb.downstream.lm.training import LMTraining, make_optimizer, mlm_loss, lm_autocast
     S = {**load_settings("en", profile), **(overrides or {})}
     counts = training_counts(WordList.from_settings(S), top_n=S["vq_top_words"])
@@ -63,7 +63,7 @@ def one(kind: str, profile: str, steps: int, size: int, mode: str = "off", overr
         tok = Factorizer(vocab if vocab.exists() else unigram_standin_vocab(counts, size), alpha_split=S["alpha_split"])
         extra = int(S["lm_extra_layers"]) if kind == "factorizer" else 0
     cfg, t = LMConfig.from_settings(S, extra), LMTraining.from_settings(S)
-    texts = settings_corpus(S)[0][:4000]
+    texts = LMText.from_settings(S).corpus()[0][:4000]
     t0 = time.perf_counter()
     rows = torch.from_numpy(pack(tok.encode_ids_batch(texts), t.seq_len, *(tok.special_id(x) for x in ("[CLS]", "[SEP]", "[PAD]"))))
     encode_s = time.perf_counter() - t0

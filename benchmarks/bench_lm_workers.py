@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 from factorizer_nb.core.settings import find_settings
-from factorizer_nb.downstream.lm.data import packed_rows, settings_corpus
+from factorizer_nb.downstream.lm.data import packed_rows, LMText
 from factorizer_nb.downstream.lm.training import LOG
 from factorizer_nb.downstream.lm.cli import pretrain
 from factorizer_nb.downstream.lm_experiments import LMExperiment
@@ -48,14 +48,14 @@ def main():
             exp = LMExperiment.setup("en", PROFILE, work_dir=Path(d) / f"w{workers}", device="cpu", workers=workers)
             exp.train = exp.train[:a.sentences]
             specs = exp.specs(["BPE", "Unigram LM"])
-            texts = settings_corpus(exp.S)[0]
+            texts = LMText.from_settings(exp.S).corpus()[0]
             for sp in specs: packed_rows(sp.tokenizer, texts, int(exp.S["lm_seq_len"]), cache_dir=exp.lm_dir / "cache")   # packed before the clock
             t0 = time.perf_counter()
             if workers == 1: paths = [exp.pretrain(sp) for sp in specs]
             else:
                 threads = max(1, torch.get_num_threads() // workers)
                 with ThreadPoolExecutor(workers) as pool:                     # threads that wait on the pretraining processes
-                    paths = list(pool.map(lambda sp: pretrain(sp, exp.S, exp.run_dir(sp) / "pretrain", device="cpu", cache=exp.lm_dir / "cache",
+                    paths = list(pool.map(lambda sp: pretrain(sp, exp.pretrain_setup, exp.run_dir(sp) / "pretrain", device="cpu", cache=exp.lm_dir / "cache",
                                                               threads=threads), specs))
             t1 = time.perf_counter()
             exp.finetune(specs[0], progress=False)

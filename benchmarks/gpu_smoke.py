@@ -13,11 +13,11 @@ def part(name, fn):
 from factorizer_nb.core.settings import load_settings
 from factorizer_nb.downstream.experiments import ParserExperiment
 from factorizer_nb.downstream.tokenizer_points import bpe_point
-from factorizer_nb.downstream.lm.data import settings_corpus
+from factorizer_nb.downstream.lm.data import LMText
 from factorizer_nb.downstream.lm.training import load_lm
 from factorizer_nb.downstream.lm.evaluation import pseudo_perplexity
 from factorizer_nb.downstream.lm.finetune import LMSpecsConfig, lm_specs, finetune_build, finetune_training
-from factorizer_nb.downstream.lm.cli import pretrain
+from factorizer_nb.downstream.lm.cli import PretrainSetup, pretrain
 from factorizer_nb.downstream.parser_training import train_parser
 exp = ParserExperiment.setup("en", "tiny", W / "parser", DEV)
 part("parser", lambda: exp.grid([bpe_point(exp.counts(), 500, exp.tok_dir)], workers=1, progress=False)[["family", "setting", "LAS", "Lemmas"]].to_dict("records"))
@@ -25,8 +25,8 @@ S = load_settings("en", "tiny")
 spec = lm_specs(LMSpecsConfig.from_settings(S), W / "none", exp.counts(), W / "lm", names=["BPE"])[0]
 state = {}
 def lm():
-    state["p"] = p = pretrain(spec, S, W / "lm" / "bpe", device=DEV)
-    _, held = settings_corpus(S)
+    state["p"] = p = pretrain(spec, PretrainSetup.from_settings(S), W / "lm" / "bpe", device=DEV)
+    _, held = LMText.from_settings(S).corpus()
     return pseudo_perplexity(load_lm(p, spec.tokenizer, DEV), spec.eval_tokenizer, held[:20], seq_len=int(S["lm_seq_len"]))
 part("lm pretraining and pseudo-perplexity", lm)
 def finetune():

@@ -350,7 +350,8 @@ def test_pretraining_command_and_the_reuse_of_finished_models(tokenizers, tmp_pa
     stamp2 = moved.stat().st_mtime_ns
     assert exp2.pretrain(spec2, 0.5) == moved and moved.stat().st_mtime_ns == stamp2             # unpacked elsewhere, reused, not retrained
     other = LMSpec("FACTORIZER", "FACTORIZER", tokenizers["factorizer"], tokenizers["factorizer"])
-    with pytest.raises(ValueError, match="another tokenizer"): pretrain(other, exp.S, path.parent, fraction=0.5)
-    with pytest.raises(ValueError, match="text_sha256"): pretrain(spec, exp.S, path.parent, fraction=1.0)
-    with pytest.raises(ValueError, match="model"): pretrain(spec, {**exp.S, "lm_hidden": "48"}, path.parent, fraction=0.5)
+    with pytest.raises(ValueError, match="another tokenizer"): pretrain(other, exp.pretrain_setup, path.parent, fraction=0.5)
+    with pytest.raises(ValueError, match="text_sha256"): pretrain(spec, exp.pretrain_setup, path.parent, fraction=1.0)
+    wider = replace(exp.pretrain_setup, config=replace(exp.pretrain_setup.config, hidden=48))
+    with pytest.raises(ValueError, match="model"): pretrain(spec, wider, path.parent, fraction=0.5)
     assert path.stat().st_mtime_ns == stamp                                                      # nothing retrained or deleted

@@ -18,11 +18,11 @@ from .parser_training import (ParserTraining, train_parser, load_parser, evaluat
                                                       ledger_hit, read_ledger, write_ledger, FINAL as PARSER_FINAL)
 from .experiments import ParserExperiment, train_parsers, noisy_forms
 from .lm.model import num_parameters
-from .lm.data import texts_sha256, packed_rows, settings_corpus
+from .lm.data import texts_sha256, packed_rows
 from .lm.training import lm_recipe, load_lm, LOG, FINAL as LM_FINAL
 from .lm.evaluation import pseudo_perplexity, unigram_perplexity, factorized_unigram_perplexity
 from .lm.finetune import LMSpec, LMSpecsConfig, lm_specs, finetune_build, finetune_training
-from .lm.cli import pretrain, pretrain_fingerprint
+from .lm.cli import PretrainSetup, pretrain, pretrain_fingerprint
 
 
 # %% auto #0
@@ -78,13 +78,19 @@ class LMExperiment(ParserExperiment):
         if not (self.ledger and self.ledger_dir): return None
         return self.ledger_dir / "lm" / self.run_dir(spec, fraction).relative_to(self.lm_dir).joinpath(*parts)
 
+    @property
+    def pretrain_setup(self) -> PretrainSetup:
+        "What pretraining reads from this experiment's settings (read anew: a test may change them)."
+        return PretrainSetup.from_settings(self.S)
+
     def pretrain_fingerprint(self, spec: LMSpec, fraction: float = 1.0) -> dict:
         """The fingerprint of `spec`'s pretraining on `fraction` of the text, without the model (worked out once per
         model and fraction; each fraction's text is read once)."""
         if (key := (spec.name, float(fraction))) not in self._fingerprints:
             if fraction not in self._text_sha:
-                self._text_sha[fraction] = texts_sha256(settings_corpus(self.S, fraction)[0])
-            self._fingerprints[key] = pretrain_fingerprint(spec, self.S, self._text_sha[fraction], self.processes)
+                self._text_sha[fraction] = texts_sha256(self.pretrain_setup.text.corpus(fraction)[0])
+            self._fingerprints[key] = pretrain_fingerprint(spec, self.pretrain_setup, self._text_sha[fraction],
+                                                           self.processes)
         return self._fingerprints[key]
 
     def recipe(self, spec: LMSpec, fraction: float = 1.0) -> str:
@@ -94,7 +100,7 @@ class LMExperiment(ParserExperiment):
     def _pretrained(self, spec: LMSpec, fraction: float = 1.0) -> Path:
         """Pretrain (or resume, or reuse from `runs/`) `spec`'s model on `fraction` of the training text; the final
         model's path."""
-        return pretrain(spec, self.S, self.run_dir(spec, fraction) / "pretrain", fraction=fraction,
+        return pretrain(spec, self.pretrain_setup, self.run_dir(spec, fraction) / "pretrain", fraction=fraction,
                         processes=self.processes,
                         device=self.device, cache=self.lm_dir / "cache")
 
@@ -143,7 +149,8 @@ def _vocab_file(self: LMExperiment) -> Path:
     pinned in the ledger (pinned from this run's the first time), rebuilt under `lm/`."""
     made = self.work / "vocab.dawg"
     if not (self.ledger and self.ledger_dir): return made
-    pin, old, out = self.ledger_dir / "lm" / VOCAB_PIN, self.ledger_dir / "lm" / OLD_VOCAB_PIN, self.lm_dir / "vocab_pinned.dawg"
+    lm = self.ledger_dir / "lm"
+    pin, old, out = lm / VOCAB_PIN, lm / OLD_VOCAB_PIN, self.lm_dir / "vocab_pinned.dawg"
     fresh = not pin.exists()
     if fresh:
         source = made
@@ -405,7 +412,8 @@ def _complete(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, parts: Se
     self.pretraining(spec, fraction)                                            # read back, or pretrained and recorded
     for part in parts or lm_parts(spec.name, spec.family, fraction):
         if part == "perplexity":
-            train, held = settings_corpus(self.S, fraction)  # the unigram baseline: the model's own share of the text
+            # the unigram baseline: the model's own share of the text
+            train, held = self.pretrain_setup.text.corpus(fraction)
             self.perplexity(spec, held, train, fraction)
         elif part == "finetune": self.finetune(spec, fraction)
         elif part == "noise": self.noise(spec, self.noise_inputs(), fraction)
@@ -428,7 +436,8 @@ def _compute(self: LMExperiment, specs: Sequence[LMSpec], fractions: Sequence[fl
             runs = [sum(float(r.get("seconds") or 0) for r in json.loads(p.read_text(encoding="utf-8"))["log"])
                     for k in kinds for p in sorted(top.glob(f"{k}/seed*.json")) if p.name in ours]
             rows.append(dict(model=sp.name, fraction=float(f),
-                             pretrain_seconds=json.loads(pre.read_text(encoding="utf-8"))["scores"]["pretrain_seconds"] if pre.exists() else float("nan"),
+                             pretrain_seconds=(json.loads(pre.read_text(encoding="utf-8"))["scores"]["pretrain_seconds"]
+                                               if pre.exists() else float("nan")),
                              parser_seconds=sum(runs) if runs else float("nan"), parser_runs=len(runs)))
     return pd.DataFrame(rows, columns=["model", "fraction", "pretrain_seconds", "parser_seconds", "parser_runs"])
 LMExperiment.compute = _compute
@@ -460,6 +469,6 @@ def compute_note(c: pd.DataFrame | None) -> str:
 def learned_extra(ppl: pd.DataFrame) -> dict:
     """A manifest's record of whether its models learned: held-out perplexity per word over the unigram model's, and
     over the factorized one (three-softmax heads), by `ppl`'s index."""
-    fac = ppl["ppl_word_over_factorized_unigram"] if "ppl_word_over_factorized_unigram" in ppl else pd.Series(dtype=float)
+    fac = ppl.get("ppl_word_over_factorized_unigram", pd.Series(dtype=float))
     return dict(perplexity_over_unigram={str(k): round(float(v), 4) for k, v in ppl.ppl_word_over_unigram.items()},
                 perplexity_over_factorized_unigram={str(k): round(float(v), 4) for k, v in fac.dropna().items()})

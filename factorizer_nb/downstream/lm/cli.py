@@ -5,6 +5,7 @@
 # %% ../../../nbs/downstream/lm/05_cli.ipynb #e7993da4
 from __future__ import annotations
 import argparse, os, sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 import torch
@@ -13,12 +14,13 @@ from ...core.settings import load_settings, load_checkpoint
 from ...core.sources import DataError
 from ...core.protocol import load_tokenizer
 from .model import LMConfig
-from .data import settings_corpus, texts_sha256
+from .data import LMText, texts_sha256
 from .training import LMTraining, FINAL, lm_fingerprint, train_lm
 from .finetune import LMSpec
 
 # %% auto #0
-__all__ = ['PRETRAIN_OUTPUT', 'main', 'pretrain_args', 'pretrain_command', 'pretrain_fingerprint', 'reusable_final', 'pretrain']
+__all__ = ['PRETRAIN_OUTPUT', 'main', 'pretrain_args', 'pretrain_command', 'PretrainSetup', 'pretrain_fingerprint',
+           'reusable_final', 'pretrain']
 
 # %% ../../../nbs/downstream/lm/05_cli.ipynb #5c827d71
 def _init_distributed(device: str) -> torch.device:
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         S = load_settings(a.lang, a.profile)
         if not Path(a.tokenizer).is_file(): raise ValueError(f"no tokenizer file {a.tokenizer}")
         tok = load_tokenizer(a.tokenizer)
-        texts, _ = settings_corpus(S, a.fraction)
+        texts, _ = LMText.from_settings(S).corpus(a.fraction)
         config, training = LMConfig.from_settings(S, a.extra_layers), LMTraining.from_settings(S, a.seed)
     except (KeyError, ValueError, DataError) as e:
         raise SystemExit(f"lm: {e.args[0] if isinstance(e, KeyError) and e.args else e}") from None
@@ -76,21 +78,41 @@ def pretrain_command(args: Sequence[str], processes: int = 1) -> list[str]:
     launcher = ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"] if processes > 1 else []
     return [sys.executable, *launcher, "-m", "factorizer_nb.downstream.lm.cli", *args]
 
-def pretrain_fingerprint(spec: LMSpec, S: dict, text_sha256: str | None = None, world: int = 1) -> dict:
-    ("The fingerprint `pretrain` gives `spec`'s model under settings `S` and `world` processes, "
+@dataclass(frozen=True)
+class PretrainSetup:
+    ("What pretraining reads from a language's settings: the language and profile (which the command line reads "
+     "again in its own process), the model before a spec's extra layers, the training and the text.")
+    lang: str
+    profile: str
+    config: LMConfig
+    training: LMTraining
+    text: LMText
+
+    @classmethod
+    def from_settings(cls, settings) -> "PretrainSetup":
+        "The setup of merged settings (`load_settings`)."
+        return cls(settings["lang"], settings["profile"], LMConfig.from_settings(settings),
+                   LMTraining.from_settings(settings), LMText.from_settings(settings))
+
+    def model(self, extra_layers: int = 0) -> LMConfig:
+        "The model config with `extra_layers` more layers (a spec's deeper model)."
+        return replace(self.config, layers=self.config.layers + extra_layers)
+
+def pretrain_fingerprint(spec: LMSpec, setup: PretrainSetup, text_sha256: str | None = None, world: int = 1) -> dict:
+    ("The fingerprint `pretrain` gives `spec`'s model under `setup` and `world` processes, "
      "on the text whose `texts_sha256` is `text_sha256` (None: left out), without training.")
-    fp = lm_fingerprint(spec.tokenizer, [], LMConfig.from_settings(S, spec.extra_layers), LMTraining.from_settings(S),
-                        world)
+    fp = lm_fingerprint(spec.tokenizer, [], setup.model(spec.extra_layers), setup.training, world)
     return fp | dict(text_sha256=text_sha256) if text_sha256 else {k: v for k, v in fp.items() if k != "text_sha256"}
 
-def reusable_final(path: str | Path, spec: LMSpec, S: dict, fraction: float = 1.0, world: int = 1) -> Path:
-    ("`path`, a finished model, if it was pretrained under the fingerprint that `spec`, `S`, `fraction` and `world` "
-     "give now; else a ValueError naming what differs.")
+def reusable_final(path: str | Path, spec: LMSpec, setup: PretrainSetup, fraction: float = 1.0,
+                   world: int = 1) -> Path:
+    ("`path`, a finished model, if it was pretrained under the fingerprint that `spec`, `setup`, `fraction` and "
+     "`world` give now; else a ValueError naming what differs.")
     got = load_checkpoint(path).get("fingerprint", {})
-    want = pretrain_fingerprint(spec, S, world=world)
+    want = pretrain_fingerprint(spec, setup, world=world)
     differ = [k for k in want if got.get(k) != want[k]]
     # the text last: it is read
-    if not differ and got.get("text_sha256") != texts_sha256(settings_corpus(S, fraction)[0]):
+    if not differ and got.get("text_sha256") != texts_sha256(setup.text.corpus(fraction)[0]):
         differ = ["text_sha256"]
     if differ:
         raise ValueError(f"{path} was pretrained under another {', '.join(differ)} than {spec.name} has now: "
@@ -100,7 +122,8 @@ def reusable_final(path: str | Path, spec: LMSpec, S: dict, fraction: float = 1.
 # what a pretraining run in a process of its own printed (appended to on every resume)
 PRETRAIN_OUTPUT = "pretrain.out"
 
-def pretrain(spec: LMSpec, S: dict, out: str | Path, *, fraction: float = 1.0, processes: int = 1, device: str = "auto",
+def pretrain(spec: LMSpec, setup: PretrainSetup, out: str | Path, *, fraction: float = 1.0, processes: int = 1,
+             device: str = "auto",
              cache: str | Path | None = None, threads: int | None = None) -> Path:
     ("Pretrain (or resume, or reuse) the model of `spec`; `processes` > 1 runs it under torchrun, "
      "`threads` on that many threads in a process of its own; on a CPU with several threads always in a process "
@@ -108,8 +131,8 @@ def pretrain(spec: LMSpec, S: dict, out: str | Path, *, fraction: float = 1.0, p
      "while it trains). Returns the final model's path.")
     import subprocess
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
-    if (out / FINAL).exists(): return reusable_final(out / FINAL, spec, S, fraction, processes)
-    args = pretrain_args(S["lang"], S["profile"], spec.tokenizer.save(out / "tokenizer.tok"), out,
+    if (out / FINAL).exists(): return reusable_final(out / FINAL, spec, setup, fraction, processes)
+    args = pretrain_args(setup.lang, setup.profile, spec.tokenizer.save(out / "tokenizer.tok"), out,
                          extra_layers=spec.extra_layers, fraction=fraction, cache=cache, device=device)
     on_gpu = device in ("auto", "cuda") and torch.cuda.is_available()
     # here: on a GPU, or on a CPU with this one thread

@@ -5,21 +5,22 @@
 # %% ../../../nbs/downstream/lm/01_data.ipynb #282c4e7b
 from __future__ import annotations
 import hashlib
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 import numpy as np
 import torch
-from ...core.settings import atomic_write
+from ...core.settings import atomic_write, config_from
 from ...core.sources import read_text, DataError
 from ...core.corpora import text_lines
 from ...core.protocol import Tokenizer
 from ..parser_training import tokenizer_sha256
 
 # %% auto #0
-__all__ = ['SPAN_P', 'SPAN_MAX', 'span_mask', 'corrupt', 'paragraphs', 'lm_corpus', 'settings_corpus', 'pack', 'pad_mask',
-           'special_mask', 'texts_sha256', 'packed_rows']
+__all__ = ['SPAN_P', 'SPAN_MAX', 'span_mask', 'corrupt', 'paragraphs', 'lm_corpus', 'LMText', 'pack', 'pad_mask', 'special_mask',
+           'texts_sha256', 'packed_rows']
 
 # %% ../../../nbs/downstream/lm/01_data.ipynb #7c03376a
 SPAN_P, SPAN_MAX = 0.2, 10              # SpanBERT's geometric span lengths
@@ -87,9 +88,22 @@ def lm_corpus(sources: str, heldout_every: int = 50, fraction: float = 1.0, seed
     keep = sorted(order[:max(1, round(fraction * len(train)))].tolist())
     return [train[k] for k in keep], held
 
-def settings_corpus(S: dict, fraction: float = 1.0) -> tuple[list[str], list[str]]:
-    "`lm_corpus` of a language's `lm_text` with its settings (held-out share, paragraph limit, seed)."
-    return lm_corpus(S["lm_text"], int(S["lm_heldout_every"]), fraction, int(S["seed"]), int(S["lm_max_paragraphs"]))
+@dataclass(frozen=True)
+class LMText:
+    "A language's pretraining text: its sources (`lm_text`), held-out share, sampling seed and paragraph limit."
+    sources: str
+    heldout_every: int
+    seed: int
+    max_paragraphs: int
+
+    @classmethod
+    def from_settings(cls, settings) -> "LMText":
+        "The text of merged settings (`load_settings`)."
+        return config_from(cls, settings, "lm_", keys={"sources": "lm_text", "seed": "seed"})
+
+    def corpus(self, fraction: float = 1.0) -> tuple[list[str], list[str]]:
+        "(training, held-out) paragraphs: `lm_corpus` of these sources, `fraction` of the training share."
+        return lm_corpus(self.sources, self.heldout_every, fraction, self.seed, self.max_paragraphs)
 
 # %% ../../../nbs/downstream/lm/01_data.ipynb #578c867c
 def pack(ids: Sequence[np.ndarray], seq_len: int, cls_id, sep_id, pad_id) -> np.ndarray:
