@@ -5,52 +5,177 @@
 # %% ../../nbs/infra/94_docs.ipynb #c340c201
 from __future__ import annotations
 import json, os, re, shutil, subprocess, sys
+from fnmatch import fnmatch
 from pathlib import Path
 import nbformat
 from ..core.settings import project_root
 
 # %% auto #0
-__all__ = ['NOTEBOOK_OUTPUTS', 'MKDOCS_YML', 'STATIC', 'CHECK_PAGES', 'TEXT_PAGES', 'output_cells', 'stage_docs', 'build_docs',
+__all__ = ['NOTEBOOK_OUTPUTS', 'LANGUAGES', 'SITE_NAV', 'MKDOCS_YML', 'STATIC', 'CHECK_PAGES', 'TEXT_PAGES', 'output_kind',
+           'source_label', 'output_heading', 'output_cells', 'page_title', 'site_nav', 'stage_docs', 'build_docs',
            'check_docs', 'main']
 
 # %% ../../nbs/infra/94_docs.ipynb #461ee876
-# figure and table names each paper notebook writes (the prefixes of the files under figures/)
+# the figures and tables each paper notebook writes: file-name prefix under figures/ -> the heading that groups them
 NOTEBOOK_OUTPUTS = {
-    "00_tokenizer_demo": ("standin_splits_per_word_",),
-    "11_train_vqvae": ("vqvae_training_",),
-    "12_vocab_inference": ("table_vocab_stats_",),
-    "13_fig3_splits": ("fig3_splits_per_word_", "table_quality_"),
-    "14_fig5_index_counts": ("fig5_index_counts_",),
-    "15_fig8_colors": ("fig8_colors_",),
-    "16_fig2_graph": ("fig2_split_graph_",),
-    "17_profile_sweep": ("sweep_profile_",),
-    "18_languages": ("summary_languages", "table_summary_languages"),
-    "21_sage": ("sage_",),
-    "31_bpe_vs_unigram": ("bd_",),
-    "41_fig4_parser": ("fig4_parser_", "table_fig4_parser_"),
-    "42_fig6_noise": ("fig6_noise_",),
-    "43_parser_ablation": ("table1_parser_ablation_",),
-    "44_parser_languages": ("table_parser_languages",),
-    "45_lm_tables": ("table1_lm_ablation_", "table_lm_tokenizers_"),
-    "46_fig7_scarcity": ("fig7_scarcity_",),
+    "00_tokenizer_demo": {"standin_splits_per_word_": "Subwords per word of the stand-in vocabulary"},
+    "11_train_vqvae": {"vqvae_training_": "VQ-VAE training curves"},
+    "12_vocab_inference": {"table_vocab_stats_": "Vocabulary statistics"},
+    "13_fig3_splits": {"fig3_splits_per_word_": "Figure 3",
+                       "table_quality_": "Vocabulary quality"},
+    "14_fig5_index_counts": {"fig5_index_counts_": "Figure 5"},
+    "15_fig8_colors": {"fig8_colors_": "Figure 8"},
+    "16_fig2_graph": {"fig2_split_graph_": "Figure 2"},
+    "17_profile_sweep": {"sweep_profile_": "The small profile's sweep"},
+    "18_lm_sweep": {"sweep_lm_": "The cpu language-model profile's sweep"},
+    "19_factorial": {"factorial_curves_": "Learning curves", "table_factorial_": "Scores",
+                     "table_factorial_aso_": "Significance (ASO)"},
+    "20_vq_ladder": {"vq_ladder_": "Quality against compute", "table_vq_ladder_": "The ladder's points",
+                     "table_vq_ladder_fit_": "The fitted trend"},
+    "22_seed_spread": {"fig3_seed_band_": "Figure 3 across seeds", "table_seed_spread_": "Spread across seeds",
+                       "table_seed_verdicts_": "Verdicts across seeds"},
+    "18_languages": {"summary_languages": "Across languages (figure)",
+                     "table_summary_languages": "Across languages (table)"},
+    "21_sage": {"sage_fig1_token_length_": "Figure 1: token length", "sage_fig2_fertility_": "Figure 2: fertility",
+                "sage_fig3_neighbours_": "Figure 3: contextual neighbours",
+                "sage_fig4_neighbour_ratio_": "Figure 4: neighbour ratio",
+                "sage_table1_contexts_": "Table 1: contexts",
+                "sage_table3_frequency_difference_": "Table 3: frequency differences",
+                "sage_encoding_efficiency_": "Encoding efficiency", "sage_objective_": "The pruning objective",
+                "sage_vocab_differences_": "Vocabulary differences"},
+    "31_bpe_vs_unigram": {"bd_fig1_examples_": "Figure 1: example segmentations",
+                          "bd_fig2_profiles_": "Figure 2: token frequency profiles",
+                          "bd_table1_frequency_difference_": "Table 1: frequency differences",
+                          "bd_table2_units_per_word_": "Table 2: units per word",
+                          "bd_table3_comparison_": "Table 3: downstream comparison"},
+    "41_fig4_parser": {"fig4_parser_": "Figure 4",
+                       "table_fig4_parser_": "Figure 4's numbers", "fig4_curves_": "The parsers' learning curves"},
+    "42_fig6_noise": {"fig6_noise_": "Figure 6"},
+    "43_parser_ablation": {"table1_parser_ablation_": "Table 1 on the parser"},
+    "44_lm_gates": {"lm_gates_": "The gates", "table_lm_gates_": "The gates' numbers",
+                    "lm_gate2_controls_": "Gate 2's controls",
+                    "table_lm_gate2_controls_": "Gate 2's controls' numbers"},
+    "44_parser_languages": {"table_parser_languages": "Parsers across languages"},
+    "45_lm_tables": {"table1_lm_ablation_": "Table 1 on language models",
+                     "table_lm_tokenizers_": "Four tokenizers downstream"},
+    "46_fig7_scarcity": {"fig7_scarcity_": "Figure 7",
+                         "table_fig7_lm_": "Figure 7's numbers"},
+    "47_fig6_lm_noise": {"fig6_lm_noise_": "Figure 6 on language models"},
 }
 
+# a heading's language names (settings.ini's sections)
+LANGUAGES = {"en": "English", "ar": "Arabic", "zh": "Chinese", "cs": "Czech", "no": "Norwegian Bokmål",
+             "gd": "Scottish Gaelic", "tr": "Turkish", "ja": "Japanese"}
+
+def output_kind(stem: str, name: str) -> str | None:
+    "The prefix in `NOTEBOOK_OUTPUTS[stem]` that `name` belongs to: the longest that matches; None if none does."
+    hits = [p for p in NOTEBOOK_OUTPUTS.get(stem, {}) if name.startswith(p)]
+    return max(hits, key=len) if hits else None
+
 # %% ../../nbs/infra/94_docs.ipynb #f4455f31
+def source_label(key: str) -> str:
+    "A data file's short name in a heading: a treebank and its split ('en_ewt dev'), a corpus, a word list."
+    if m := re.match(r"ud(?:-extra)?/([^/]+?)-ud-(train|dev|test)\b", key): return f"{m[1]} {m[2]}"
+    if key.startswith(("wordfreq:", "freq/")): return "word frequencies"
+    if key.startswith("morph/"): return "gold morphology"
+    return re.sub(r"(\.tokens)?(\.txt)?(\.xz)?$", "", key.split(":", 1)[-1].rsplit("/", 1)[-1])
+
+def output_heading(manifest: dict, profile: str) -> str:
+    """A figure's or table's heading: its language and the data it read, and the profile ('Arabic (ar_pud test), small
+    profile')."""
+    s = manifest.get("settings") if isinstance(manifest.get("settings"), dict) else {}
+    lang = LANGUAGES.get(s.get("lang"), s.get("lang") or "")
+    keys = sorted(manifest.get("data", {}), key=lambda k: not k.startswith("ud"))     # treebanks first
+    labels = list(dict.fromkeys(source_label(k) for k in keys))
+    if keys and keys[0].startswith("ud"): labels = [l for l in labels if l != "word frequencies"]  # the words evaluated
+    where = f"{lang} ({', '.join(labels)})" if lang and labels else lang or ", ".join(labels)
+    return f"{where}, {profile} profile" if where else f"{profile} profile"
+
 def output_cells(stem: str, figures: Path, rel: str = "figures") -> list:
-    "Markdown cells showing the committed figures and tables a paper notebook wrote, each with its caption."
-    cells = []
+    """Markdown cells showing the committed figures and tables a paper notebook wrote: a heading per kind, under it one
+    per output (language, data, profile; unique on the page), with its caption, all under one section."""
+    found = {}
     for m in sorted(figures.rglob("*.manifest.json")):
         name = m.name[:-len(".manifest.json")]
-        if not name.startswith(NOTEBOOK_OUTPUTS.get(stem, ())): continue
+        if (kind := output_kind(stem, name)) is None: continue
         sub = m.parent.relative_to(figures).as_posix()
         where, profile = f"{rel}/{sub}/{name}" if sub != "." else f"{rel}/{name}", sub if sub != "." else "small"
-        caption = json.loads(m.read_text(encoding="utf-8")).get("caption", "")
         if (m.parent / f"{name}.png").exists(): body = f"![{name}]({where}.png)"
         elif (m.parent / f"{name}.md").exists():
             body = (m.parent / f"{name}.md").read_text(encoding="utf-8").split("\n\n", 1)[-1]
         else: continue
-        cells.append(nbformat.v4.new_markdown_cell(f"### `{name}` ({profile} profile)\n\n{body}\n\n*{caption}*"))
+        manifest = json.loads(m.read_text(encoding="utf-8"))
+        found.setdefault(kind, []).append((output_heading(manifest, profile), name, body, manifest.get("caption", "")))
+    cells, several = [nbformat.v4.new_markdown_cell("## The committed figures and "
+                                                    "tables")] if found else [], len(found) > 1
+    for kind, title in NOTEBOOK_OUTPUTS.get(stem, {}).items():
+        if kind not in found: continue
+        cells.append(nbformat.v4.new_markdown_cell(f"### {title}"))
+        heads = [h for h, *_ in found[kind]]
+        for head, name, body, caption in found[kind]:
+            # two outputs alike: the file tells them apart
+            head = f"{head}: `{name}`" if heads.count(head) > 1 else head
+            head = f"{title.split(':')[0]}, {head}" if several else head  # several kinds: each heading names its own
+            cells.append(nbformat.v4.new_markdown_cell(f"#### {head}\n\n{body}\n\n*{caption}*"))
     return cells
+
+# %% ../../nbs/infra/94_docs.ipynb #40849c6c
+# the site's navigation, by paper and by purpose: (title, page) or (title, (sub-sections...)), where a leaf's pages are
+# glob patterns over the staged site's files, in reading order; a page no pattern names goes under "More"
+SITE_NAV = (
+    ("Home", "index.md"),
+    ("Results index", "figures/results_index.md"),
+    ("Guide", "docs/guide.md"),
+    ("FACTORIZER", (
+        ("Figures and tables", ("nbs/paper/0*", "nbs/paper/1*")),
+        ("Parsers", ("nbs/paper/4*", "nbs/paper/summary/44_*")),
+        ("Language models", ("nbs/paper/lm/*",)),
+        ("Across languages", ("nbs/paper/summary/18_*",)),
+        ("Heavier runs", ("nbs/paper/heavy/*",)),
+        ("Library", ("nbs/factorizer/*",)))),
+    ("SaGe", (
+        ("Figures and tables", ("nbs/paper/2*", "docs/sage.md")),
+        ("Library", ("nbs/sage/*",)))),
+    ("BPE vs Unigram LM", (
+        ("Figures and tables", ("nbs/paper/3*",)),
+        ("Library", ("nbs/bpe_vs_unigram/*",)))),
+    ("Downstream", (
+        ("Parsers and experiments", ("nbs/downstream/4*",)),
+        ("Language models", ("nbs/downstream/lm/*",)))),
+    ("Shared library", (("Core", ("nbs/core/*",)), ("Baselines", ("nbs/baselines/*",)))),
+    ("Project", (
+        ("Status and measurements", ("docs/status.md", "docs/speed.md", "docs/timings.md")),
+        ("Development", ("docs/development.md", "docs/log.md")),
+        ("Infrastructure", ("nbs/infra/*",)))),
+)
+
+def page_title(path: Path) -> str:
+    "A page's title for the navigation: its first H1 (a notebook's first markdown H1), else its file name."
+    if path.suffix == ".ipynb":
+        cells = nbformat.read(path, as_version=4).cells
+        lines = [l for c in cells if c.cell_type == "markdown" for l in c.source.splitlines()]
+    else: lines = path.read_text(encoding="utf-8").splitlines()
+    return next((l[2:].strip() for l in lines if l.startswith("# ")), path.stem)
+
+def site_nav(src: Path, sections=SITE_NAV) -> list:
+    """MkDocs's `nav` of the staged site `src`: `sections` filled with its pages (each once, titled), the rest under
+    More."""
+    pages = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.suffix in (".md", ".ipynb")
+                   and p.relative_to(src).parts[0] in ("nbs", "docs", "figures", "index.md"))
+    pages = [p for p in pages if not p.startswith("figures/") or p == "figures/results_index.md"]
+    placed = set()
+    def fill(title, what):
+        "One entry: a page, or a section with what it holds (None when empty)."
+        if isinstance(what, str): placed.add(what); return {title: what}
+        if all(isinstance(w, str) for w in what):       # a leaf: its patterns, in order
+            hits = list(dict.fromkeys(p for pat in what for p in pages if fnmatch(p, pat) and p not in placed))
+            placed.update(hits)
+            items = [{page_title(src / p): p} for p in hits]
+        else: items = [x for w in what if (x := fill(*w))]
+        return {title: items} if items else None
+    nav = [x for s in sections if (x := fill(*s))]
+    if rest := [p for p in pages if p not in placed]: nav.append({"More": [{page_title(src / p): p} for p in rest]})
+    return nav
 
 # %% ../../nbs/infra/94_docs.ipynb #85cc6c96
 MKDOCS_YML = """site_name: factorizer-nb
@@ -61,6 +186,7 @@ use_directory_urls: false
 theme:
   name: material
   font: false
+  features: [navigation.tabs, navigation.sections, toc.follow]
 plugins:
   - search
   - mkdocs-jupyter:
@@ -72,6 +198,7 @@ markdown_extensions:
       generic: true
 extra_javascript:
   - https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js
+nav: {nav}
 """
 
 # files and folders the README and the docs pages link to, copied as they are so that every link of the site resolves
@@ -108,7 +235,8 @@ def build_docs(root: Path | None = None) -> Path:
     root = Path(root or project_root())
     src, site = stage_docs(root), root / "_docs"
     cfg = root / "_docs_src.mkdocs.yml"
-    cfg.write_text(MKDOCS_YML.format(src=src.name, site=site.name), encoding="utf-8")
+    nav = json.dumps(site_nav(src), ensure_ascii=False)             # JSON is YAML's flow style
+    cfg.write_text(MKDOCS_YML.format(src=src.name, site=site.name, nav=nav), encoding="utf-8")
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     try: subprocess.run([sys.executable, "-m", "mkdocs", "build", "--clean", "--quiet", "-f", str(cfg)], cwd=root,
                         check=True, env=env)
@@ -118,6 +246,10 @@ def build_docs(root: Path | None = None) -> Path:
 # %% ../../nbs/infra/94_docs.ipynb #a39f6a12
 CHECK_PAGES = ("index.html", "figures/results_index.html", "nbs/paper/13_fig3_splits.html")
 TEXT_PAGES = ("index.html", "figures/results_index.html")     # pages without figures of their own
+
+# a notebook's error outputs as mkdocs-jupyter renders them
+_ERROR_OUTPUTS = (".jp-RenderedText[data-mime-type=\"application/vnd.jupyter.stderr\"], .output_error, "
+                  ".jp-OutputArea-output.jp-mod-error")
 
 def _missing_target(href: str) -> bool:
     "Whether a `file://` link points at nothing (query and fragment ignored)."
@@ -147,12 +279,16 @@ def check_docs(site: Path | None = None, pages=CHECK_PAGES) -> dict[str, dict]:
             imgs = driver.execute_script("return Array.from(document.images).map(i => [i.getAttribute('src'), "
                                          "i.complete && i.naturalWidth > 0])")
             links = driver.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
-            errors = driver.execute_script("return Array.from(document.querySelectorAll('.jp-RenderedText[data-mime-type=\"application/vnd.jupyter.stderr\"], .output_error, .jp-OutputArea-output.jp-mod-error')).map(e => e.innerText.slice(0, 200))")
+            errors = driver.execute_script(f"return Array.from(document.querySelectorAll('{_ERROR_OUTPUTS}'))"
+                                           ".map(e => e.innerText.slice(0, 200))")
+            heads = driver.execute_script("return Array.from(document.querySelectorAll('article h1, article h2, "
+                                          "article h3, article h4')).map(h => h.innerText.trim())")
             logs = [l["message"] for l in driver.get_log("browser") if l["level"] == "SEVERE"]
             external = [l for l in logs if re.search(r"https?://(?!localhost)", l)]
             out[page] = dict(title=driver.title, images=len(imgs), broken_images=[s for s, ok in imgs if not ok],
                              links=len(links), broken_links=sorted({h for h in links if _missing_target(h)}),
-                             error_outputs=errors,
+                             error_outputs=errors, headings=len(heads),
+                             duplicate_headings=sorted({h for h in heads if heads.count(h) > 1}),
                              console_errors=[l for l in logs if l not in external], external_failures=external)
     finally: driver.quit()
     return out
@@ -167,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "build": print(f"site written to {build_docs()}"); return 0
     report, bad = check_docs(), 0
     for page, r in report.items():
-        problems = (r.get("missing_page") or r["broken_images"] or r["broken_links"] or r["error_outputs"] or r["console_errors"]
+        problems = (r.get("missing_page") or r["broken_images"] or r["broken_links"] or r["error_outputs"]
+                    or r["console_errors"] or r["duplicate_headings"]
                     or (page not in TEXT_PAGES and not r["images"]))         # a paper page must show its figures
         bad += bool(problems)
         print(f"{'FAIL' if problems else 'ok  '} {page}: {json.dumps(r, ensure_ascii=False)}")
