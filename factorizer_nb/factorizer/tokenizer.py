@@ -396,3 +396,11 @@ def from_vocab_file(cls: Factorizer, path: str | Path, **overrides) -> Factorize
     "A `Factorizer` from a vocabulary file, with the settings saved in it (if any) and `overrides`."
     vocab = Vocabulary.load(path)
     return cls(vocab, **{**vocab.meta.get("tokenizer", {}), **overrides})
+
+@patch(cls_method=True)
+def from_pretrained(cls: Factorizer, name_or_path: str | Path, **overrides) -> Factorizer:
+    """A `Factorizer` in one line: a language code ('en', 'gd', ...; `pretrained_languages()`) loads the project's
+    pinned `small`-profile vocabulary of that language (docs/guide.md says how well each splits); a path loads a
+    vocabulary file, its `.xz` text form or the authors' released DAWG. `overrides`: `Factorizer`'s settings."""
+    from factorizer_nb.factorizer.pretrained import resolve_vocab_file
+    return cls.from_vocab_file(resolve_vocab_file(name_or_path), **overrides)
