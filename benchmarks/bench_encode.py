@@ -175,6 +175,34 @@ print(json.dumps(dict(loaded=loaded[0] - base, resident=now - base, peak=peak - 
 """
 
 
+_FIRST_CALL_CHILD = """
+import sys, time
+t0 = time.perf_counter()
+from factorizer_nb.factorizer.tokenizer import Factorizer
+from factorizer_nb.factorizer.vocab import Vocabulary
+t1 = time.perf_counter(); vocab = Vocabulary.load(sys.argv[1])
+t2 = time.perf_counter(); tok = Factorizer(vocab)
+t3 = time.perf_counter(); tok.encode("tokenization").tokens
+t4 = time.perf_counter(); tok.encode("factorized").tokens
+t5 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)
+"""
+
+
+def first_call(a):
+    "A new process's first encode, after it loaded a vocabulary file (twice: the first run fills the cache folder)."
+    counts = word_counts(load_settings("en")["freq"], top_n=a.top_words)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = byte_complete(unigram_standin_vocab(counts, a.vocab_size)).save(os.path.join(tmp, "standin.dawg"))
+        env = dict(os.environ, FACTORIZER_NB_CACHE=os.path.join(tmp, "cache"))
+        print("\nA new process (vocabulary of the speed tables, saved to a file)\n| run | import | Vocabulary.load | Factorizer(vocab) "
+              "(search arrays and numba's kernel made ready) | first encode(word) | second encode(word) |\n|---|---:|---:|---:|---:|---:|")
+        for run in ("first (empty cache folder)", "second (arrays cached)"):
+            out = subprocess.run([sys.executable, "-c", _FIRST_CALL_CHILD, path], capture_output=True, text=True, check=True, env=env)
+            imp, load, make, first, second = map(float, out.stdout.split())
+            print(f"| {run} | {imp:.2f} s | {load * 1e3:.0f} ms | {make * 1e3:.0f} ms | {first * 1e3:.2f} ms | {second * 1e6:.0f} µs |")
+
+
 def memory(a):
     rng, alphabet = random.Random(0), "abcdefghijklmnopqrstuvwxyzéèüöß日本"
     subwords = {}
@@ -201,6 +229,7 @@ def main():
     ap.add_argument("--authors", default=None, help="path of a copy of the authors' factorizer.py, timed on the same vocabulary")
     a = ap.parse_args()
     speed(a)
+    first_call(a)
     if a.memory_entries: memory(a)
 
 

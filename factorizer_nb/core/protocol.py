@@ -15,9 +15,9 @@ from fastcore.basics import patch
 from .settings import atomic_write
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKENS', 'NUM_SPECIAL', 'BATCH_TEXTS', 'TOKENIZER_FORMAT', 'TOKENIZER_KINDS', 'Encoding', 'Encodings',
-           'truncate', 'pad_batch', 'Tokenizer', 'WordCache', 'tokenizer_class', 'load_tokenizer', 'to_b64', 'from_b64',
-           'CharTokenizer']
+__all__ = ['SPECIAL_TOKENS', 'NUM_SPECIAL', 'ENCODING_FIELDS', 'BATCH_TEXTS', 'TOKENIZER_FORMAT', 'TOKENIZER_KINDS', 'Encoding',
+           'LazyEncoding', 'Encodings', 'truncate', 'pad_batch', 'Tokenizer', 'WordCache', 'tokenizer_class',
+           'load_tokenizer', 'to_b64', 'from_b64', 'CharTokenizer']
 
 # %% ../../nbs/core/04_protocol.ipynb #0d86a441
 SPECIAL_TOKENS = ("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]")
@@ -26,7 +26,7 @@ _SPECIAL_RE = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
 _WORD = re.compile(r"\S+")
 
 # %% ../../nbs/core/04_protocol.ipynb #d17968e0
-@dataclass
+@dataclass(eq=False)
 class Encoding:
     """The tokens of one text: ids, token strings, character offsets, word indices and attention mask (and scores, if
     any)."""
@@ -45,6 +45,12 @@ class Encoding:
 
     def __len__(self): return len(self.ids)
 
+    def __eq__(self, other) -> bool:
+        "Equal fields (an Encoding that makes its lists on use equals one that holds them)."
+        if not isinstance(other, Encoding): return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in ENCODING_FIELDS)
+    __hash__ = None                                                      # mutable lists: not hashable
+
     @classmethod
     def _trusted(cls, ids: list, tokens: list, offsets: list, word_ids: list, scores: list | None = None) -> "Encoding":
         """An `Encoding` of lists the caller built with equal lengths: no checks (the compiled tokenizer's per-call
@@ -53,6 +59,36 @@ class Encoding:
         e.__dict__.update(ids=ids, tokens=tokens, offsets=offsets, word_ids=word_ids, attention_mask=[1] * len(ids),
                           scores=scores)
         return e
+
+ENCODING_FIELDS = ("ids", "tokens", "offsets", "word_ids", "attention_mask", "scores")
+
+class LazyEncoding(Encoding):
+    """An `Encoding` whose lists `build()` makes when a field is first read: a compiled tokenizer's one-text call then
+    costs no Python lists until they are used. Built like `Encoding` from lists, it is one."""
+    def __init__(self, *args, _build: Callable[[], dict] | None = None, _n: int = 0, **fields):
+        if _build is None: Encoding.__init__(self, *args, **fields)
+        else: self.__dict__.update(_build=_build, _n=_n)
+
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        if name in ENCODING_FIELDS and "_build" in d:                   # the first field read makes every list
+            built = d.pop("_build")(); d.pop("_n"); d.update(built)
+            return d[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __len__(self): return self.__dict__["_n"] if "_build" in self.__dict__ else len(self.ids)
+
+    @classmethod
+    def _of(cls, build: Callable[[], dict], n: int) -> "LazyEncoding":
+        "A lazy encoding of `n` tokens, without `__init__`'s argument handling (a compiled tokenizer's per-call path)."
+        e = object.__new__(cls)
+        e.__dict__.update(_build=build, _n=n)
+        return e
+
+    def __getstate__(self) -> dict:
+        "Pickled with its lists made (a closure does not pickle)."
+        self.ids
+        return self.__dict__
 
 # %% ../../nbs/core/04_protocol.ipynb #37f5456d
 class Encodings(Sequence):
@@ -174,6 +210,7 @@ class Tokenizer:
     id_shape: ClassVar[tuple] = ()            # () for int ids, (3,) for (r, g, b) triplets
     name: str = ""
     samples: bool = False                      # True if repeated encodings of a text may differ
+    _CACHES: ClassVar[tuple] = ("_word_cache",)  # attributes a pickled tokenizer leaves out (rebuilt on use)
     has_scores: bool = False                   # True if `encode_word` adds a fifth item, the token's score
     cache_chars: int = 1 << 22                # the per-word cache holds at most this many characters (see `WordCache`)
 
@@ -220,8 +257,8 @@ class WordCache:
 # %% ../../nbs/core/04_protocol.ipynb #38682779
 @patch
 def __getstate__(self: Tokenizer) -> dict:
-    "Pickle a tokenizer without its word cache (rebuilt on first use), so that it can go to worker processes."
-    return {k: v for k, v in self.__dict__.items() if k != "_word_cache"}
+    "Pickle a tokenizer without its caches (`_CACHES`, rebuilt on first use), so that it can go to worker processes."
+    return {k: v for k, v in self.__dict__.items() if k not in self._CACHES}
 
 # %% ../../nbs/core/04_protocol.ipynb #67be4ded
 @patch

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Mapping
 
 # %% auto #0
-__all__ = ['SETTINGS_NAME', 'LANGS', 'DEFAULT_PROFILE', 'RUNS_ENV', 'find_settings', 'read_settings', 'profile_chain',
-           'load_settings', 'config_from', 'project_root', 'runs_root', 'run_dir', 'atomic_write', 'CheckpointError',
-           'load_checkpoint']
+__all__ = ['SETTINGS_NAME', 'LANGS', 'DEFAULT_PROFILE', 'RUNS_ENV', 'CACHE_ENV', 'find_settings', 'read_settings',
+           'profile_chain', 'load_settings', 'config_from', 'project_root', 'runs_root', 'run_dir', 'atomic_write',
+           'cache_dir', 'CheckpointError', 'load_checkpoint']
 
 # %% ../../nbs/core/00_settings.ipynb #26624c96
 SETTINGS_NAME = "settings.ini"
@@ -122,6 +122,13 @@ def atomic_write(path: str | Path, write) -> Path:
         tmp.unlink(missing_ok=True); raise
     os.replace(tmp, path)
     return path
+
+# %% ../../nbs/core/00_settings.ipynb #45dd32c8
+CACHE_ENV = "FACTORIZER_NB_CACHE"      # where rebuilt vocabularies and compiled-search arrays are kept
+
+def cache_dir() -> Path:
+    "The library's cache folder: `$FACTORIZER_NB_CACHE`, else `~/.cache/factorizer-nb` (made by whoever writes to it)."
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "factorizer-nb").expanduser()
 
 # %% ../../nbs/core/00_settings.ipynb #931baeb0
 class CheckpointError(RuntimeError):

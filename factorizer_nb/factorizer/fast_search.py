@@ -4,9 +4,11 @@
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #c46a4e76
 from __future__ import annotations
-import math, os, threading
+import math, os, threading, zipfile
+from pathlib import Path
 from typing import NamedTuple, Iterable
 import numpy as np
+from ..core.settings import atomic_write, cache_dir
 from ..core.text import BOW, EOW, BOW_BYTES, EOW_BYTES
 from .vocab import Vocabulary, CODEBOOK_SIZE, triplet_to_flat, _UNESCAPE
 from .search import GOLDEN64
@@ -24,8 +26,9 @@ except ImportError:  # the tokenizer then uses the pure-Python search of `factor
     HAVE_NUMBA = False
 
 # %% auto #0
-__all__ = ['CHUNK_WORDS', 'PARALLEL_MIN_WORDS', 'WHITESPACE', 'BOW_CP', 'EOW_CP', 'ROW_FIELDS', 'SPECIAL_ENTRY', 'CHUNK_TEXTS',
-           'Trie', 'build_trie', 'vocab_trie', 'Splits', 'split_many', 'Rows', 'encode_rows', 'encode_text']
+__all__ = ['CHUNK_WORDS', 'PARALLEL_MIN_WORDS', 'TRIE_CACHE_FORMAT', 'TRIE_DTYPES', 'WHITESPACE', 'BOW_CP', 'EOW_CP',
+           'ROW_FIELDS', 'SPECIAL_ENTRY', 'CHUNK_TEXTS', 'Trie', 'build_trie', 'vocab_trie', 'Splits', 'split_many',
+           'trie_cache_path', 'cached_vocab_trie', 'Rows', 'encode_rows', 'warm', 'encode_text']
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #d21389b1
 if not HAVE_NUMBA:                                   # the kernels below stay plain Python functions
@@ -261,6 +264,49 @@ def split_many(trie: Trie, words: list[bytes], alpha_split: float, sigma_sample:
     _launch(_split_many, _split_many_serial, args, num_threads if len(words) >= PARALLEL_MIN_WORDS else 1)
     return Splits(counts, offs, ends, ents)
 
+# %% ../../nbs/factorizer/08_fast_search.ipynb #43d89215
+TRIE_CACHE_FORMAT = 1     # bump when `build_trie`'s arrays change: older cache files are then ignored
+TRIE_DTYPES = dict(first=np.int32, label=np.uint8, child=np.int32, entry=np.int32, logp=np.float64, flat=np.int32,
+                   key_buf=np.uint8, key_offs=np.int64)
+
+@njit(cache=True)
+def _trie_ok(first, label, child, entry, logp, flat, key_buf, key_offs):
+    "Whether trie arrays fit together, so that the compiled search never reads outside them (a damaged cache does not)."
+    nodes, edges, n = len(entry), len(label), len(logp)
+    if len(first) != nodes + 1 or first[0] != 0 or first[nodes] != edges or len(child) != edges: return False
+    if len(flat) != n or len(key_offs) != n + 1 or key_offs[0] != 0 or key_offs[n] != len(key_buf): return False
+    for u in range(nodes):
+        if first[u + 1] < first[u] or entry[u] < -1 or entry[u] >= n: return False
+    for e in range(edges):
+        if child[e] < 1 or child[e] >= nodes: return False
+    for k in range(n):
+        if key_offs[k + 1] < key_offs[k] or not -np.inf < logp[k] <= 0.0 or not 0 <= flat[k] < 1 << 24: return False
+    return True
+
+def trie_cache_path(sha256: str) -> Path:
+    "Where the arrays of a vocabulary file whose DAWG has this sha256 are cached."
+    return cache_dir() / "tries" / f"{sha256[:32]}-v{TRIE_CACHE_FORMAT}.npz"
+
+def _save_trie(trie: Trie, path: Path) -> None:
+    with open(path, "wb") as f: np.savez(f, **trie._asdict())
+
+def cached_vocab_trie(vocab: Vocabulary) -> Trie:
+    """`vocab_trie(vocab)`, read back from the cache when the vocabulary came from a file whose arrays were built
+    before; else built (and cached, if it came from a file)."""
+    if vocab.content_sha256 is None: return vocab_trie(vocab)
+    path = trie_cache_path(vocab.content_sha256)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            trie = Trie(*(np.ascontiguousarray(z[f], dt) for f, dt in TRIE_DTYPES.items()))
+        if len(trie.logp) == len(vocab) and _trie_ok(*trie): return trie
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile): pass   # missing or damaged: built again
+    trie = vocab_trie(vocab)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda t: _save_trie(trie, t))
+    except OSError: pass                                                            # a read-only cache
+    return trie
+
 # %% ../../nbs/factorizer/08_fast_search.ipynb #ec0d5e10
 WHITESPACE = np.array([*range(0x09, 0x0E), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028,
                        0x2029, 0x202F, 0x205F,
@@ -431,10 +477,31 @@ def _encode_one(first, label, child, entry, logp, flat, buf, alpha_split, sigma_
                   slot_offs, out, scores, row_len, redo, 0, 1)
     return out[:, :row_len[0]], scores[:row_len[0]], redo[0]
 
+_ONE_TEXT = []            # `_encode_one` compiled for `encode_text`'s argument types: its entry point (see below)
+
+def _one_text_kernel():
+    """`_encode_one` compiled (or read from numba's cache) for the types `encode_text` passes, as its entry point: a
+    call that skips numba's type dispatch, about 2 µs of a one-word call (the `Trie`'s arrays are always
+    C-contiguous, of `TRIE_DTYPES`: `build_trie` and the cache make them so)."""
+    if not _ONE_TEXT:
+        array = lambda dtype, readonly=False: numba.types.Array(numba.from_dtype(np.dtype(dtype)), 1, "C",
+                                                                readonly=readonly)
+        trie = tuple(array(TRIE_DTYPES[f]) for f in ("first", "label", "child", "entry", "logp", "flat"))
+        sig = (*trie, array(np.uint8, True), numba.float64, numba.float64, numba.uint64, numba.boolean,
+               numba.typeof(_BOW), numba.typeof(_EOW), numba.typeof(WHITESPACE))
+        _encode_one.compile(sig)
+        _ONE_TEXT.append(_encode_one.overloads[sig].entry_point)
+    return _ONE_TEXT[0]
+
+def warm() -> None:
+    "Load numba's one-text kernel now (and its runtime, about 0.5 s a process), not at the first `encode_text`."
+    if HAVE_NUMBA: _one_text_kernel()
+
 def encode_text(trie: Trie, text: str, alpha_split: float, sigma_sample: float = 0.0, seed: int = 0,
                 specials: bool = False):
     """`encode_rows` of one text on this thread, with the least Python around the kernel: (rows [7, tokens], scores,
     redo)."""
-    return _encode_one(trie.first, trie.label, trie.child, trie.entry, trie.logp, trie.flat,
-                       np.frombuffer(text.encode("utf-8", "surrogatepass"), np.uint8),
-                       float(alpha_split), float(sigma_sample), np.uint64(seed), bool(specials), _BOW, _EOW, WHITESPACE)
+    kernel = _ONE_TEXT[0] if _ONE_TEXT else _one_text_kernel() if HAVE_NUMBA else _encode_one
+    return kernel(trie.first, trie.label, trie.child, trie.entry, trie.logp, trie.flat,
+                  np.frombuffer(text.encode("utf-8", "surrogatepass"), np.uint8),
+                  float(alpha_split), float(sigma_sample), np.uint64(seed), bool(specials), _BOW, _EOW, WHITESPACE)

@@ -7,15 +7,14 @@ from __future__ import annotations
 import hashlib, json, lzma, os, re
 from importlib.resources import files
 from pathlib import Path
+from ..core.settings import CACHE_ENV, cache_dir
 from .vocab import vocab_from_text, VocabularyFormatError
 
 # %% auto #0
-__all__ = ['CACHE_ENV', 'TABLE_START', 'TABLE_END', 'packaged_dir', 'pretrained_languages', 'cache_dir', 'vocab_file_from_text',
-           'resolve_vocab_file', 'pretrained_table']
+__all__ = ['TABLE_START', 'TABLE_END', 'packaged_dir', 'pretrained_languages', 'vocab_file_from_text', 'resolve_vocab_file',
+           'pretrained_table']
 
 # %% ../../nbs/factorizer/18_pretrained.ipynb #ddb52a93
-CACHE_ENV = "FACTORIZER_NB_CACHE"      # where rebuilt vocabulary files are kept
-
 def packaged_dir() -> Path:
     "The package's folder of pinned vocabularies, `<lang>.xz` (text form) and `<lang>.json` (its pin record)."
     return Path(str(files("factorizer_nb"))) / "pretrained"
@@ -23,10 +22,6 @@ def packaged_dir() -> Path:
 def pretrained_languages() -> list[str]:
     "The languages with a packaged vocabulary."
     return sorted(p.name[:-3] for p in packaged_dir().glob("*.xz") if (p.parent / f"{p.name[:-3]}.json").is_file())
-
-def cache_dir() -> Path:
-    "Where rebuilt vocabulary files go: `$FACTORIZER_NB_CACHE`, else `~/.cache/factorizer-nb`."
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "factorizer-nb").expanduser()
 
 # %% ../../nbs/factorizer/18_pretrained.ipynb #84055c73
 def _sha256(path: Path) -> str: return hashlib.sha256(path.read_bytes()).hexdigest()

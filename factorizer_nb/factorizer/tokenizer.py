@@ -5,13 +5,15 @@
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #dec96b22
 from __future__ import annotations
 import math, numbers, random
+from functools import partial
 from bisect import bisect_left, bisect_right
 from pathlib import Path
 from typing import Sequence
 import numpy as np
 from fastcore.basics import patch
 from ..core.text import BOW, EOW, BOW_BYTES, EOW_BYTES, marked_bytes
-from ..core.protocol import Tokenizer, Encoding, Encodings, SPECIAL_TOKENS, NUM_SPECIAL, WordCache, _SPECIAL_RE
+from ..core.protocol import (Tokenizer, Encoding, LazyEncoding, Encodings, SPECIAL_TOKENS, NUM_SPECIAL, WordCache,
+                                        _SPECIAL_RE)
 from .vocab import (Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword,
                                            has_stray_bytes, flat_to_triplet)
 from .search import shortest_split, draw64
@@ -60,6 +62,7 @@ def finite_number(name: str, x) -> float:
 class Factorizer(Tokenizer):
     "FACTORIZER tokenizer over a static `Vocabulary` (paper §3.2): optimal or sampled splits of each word."
     kind, id_shape, has_scores = "factorizer", (NUM_CODEBOOKS,), True
+    _CACHES = ("_word_cache", "_call_cache")
     def __init__(self, vocab: Vocabulary | str | Path, alpha_split: float = 0.1, sigma_sample: float = 0.0,
                  seed: int | None = None, unk: str = "word", cache_chars: int = 1 << 22, name: str = "FACTORIZER",
                  compiled: bool | None = None):
@@ -79,6 +82,8 @@ class Factorizer(Tokenizer):
                                                                      "installed")
         # False: the pure-Python reference search
         self.compiled = fast_search.HAVE_NUMBA if compiled is None else bool(compiled)
+        # ready now, so that the first encode is as fast as the next: the search arrays, numba's one-text kernel
+        if self.compiled: self.vocab.trie; fast_search.warm()
 
     @property
     def samples(self) -> bool: return self.sigma_sample > 0
@@ -228,36 +233,43 @@ def _encode_chunk(self: Factorizer, texts: list[str], add_special_tokens: bool, 
     if not self.compiled: return Tokenizer._encode_chunk(self, texts, add_special_tokens, num_workers)
     return self._row_encodings(texts, add_special_tokens, num_workers, self._text_seeds(len(texts)))
 
+class _RowsCache(WordCache):
+    "`encode`'s cache of single words: word -> its kernel rows and scores, bounded by characters plus tokens."
+    @staticmethod
+    def cost(word: str, rows: tuple) -> int: return len(word) + rows[0].shape[1]
+
+@patch
+def _row_fields(self: Factorizer, out: np.ndarray, scores: np.ndarray, specials: bool) -> dict:
+    "The `Encoding` lists of one text's kernel rows: what its `LazyEncoding` makes when first read."
+    r, g, b, starts, ends, word_ids, entries = out.tolist()
+    try: tokens = list(map(self._entry_tokens.__getitem__, entries))  # every token spelled before: no Python loop
+    except (KeyError, AttributeError): tokens = [self._entry_token(e) for e in entries]
+    if specials: word_ids = [None if w < 0 else w for w in word_ids]
+    return dict(ids=list(zip(r, g, b)), tokens=tokens, offsets=list(zip(starts, ends)), word_ids=word_ids,
+                attention_mask=[1] * len(r), scores=scores.tolist())
+
 @patch
 def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Encoding:
     """Tokens of `text` (see `Tokenizer.encode`): a cached word at once, anything else through the compiled kernel on
-    this thread."""
+    this thread; the `Encoding` makes its lists when first read."""
     if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch "
                                                   "for a list of texts")
     if not self.compiled: return Tokenizer.encode(self, text, add_special_tokens)
     cached = not self.samples and not add_special_tokens and self.cache_chars > 0
     if cached:
-        if "_word_cache" not in self.__dict__: self._word_cache = WordCache(self.cache_chars)
-        hit = self._word_cache.entries.get(text)
+        cache = self.__dict__.get("_call_cache")
+        if cache is None: cache = self._call_cache = _RowsCache(self.cache_chars)
+        hit = cache.entries.get(text)
         if hit is not None:
-            self._word_cache.entries.move_to_end(text)
-            return Encoding._trusted([t[1] for t in hit], [t[0] for t in hit], [(t[2], t[3]) for t in hit],
-                                     [0] * len(hit), [t[4] for t in hit])
-    seeds = [self.rng.getrandbits(64)] if self.samples else None
-    out, scores, redo = fast_search.encode_text(self.vocab.trie, text, self.alpha_split, self.sigma_sample,
-                                                seeds[0] if seeds else 0,
+            cache.entries.move_to_end(text)
+            return LazyEncoding._of(partial(self._row_fields, *hit, False), hit[0].shape[1])
+    seed = self.rng.getrandbits(64) if self.samples else 0
+    out, scores, redo = fast_search.encode_text(self.vocab.trie, text, self.alpha_split, self.sigma_sample, seed,
                                                 add_special_tokens)
     if redo or (add_special_tokens and _SPECIAL_RE.search(text)):
-        return self._encode_texts([text], add_special_tokens, 1, seeds)[0]
-    r, g, b, starts, ends, word_ids, entries = out.tolist()
-    try: tokens = list(map(self._entry_tokens.__getitem__, entries))  # every token spelled before: no Python loop
-    except (KeyError, AttributeError): tokens = [self._entry_token(e) for e in entries]
-    if add_special_tokens: word_ids = [None if w < 0 else w for w in word_ids]
-    enc = Encoding._trusted(list(zip(r, g, b)), tokens, list(zip(starts, ends)), word_ids, scores.tolist())
-    # a single word, no space: cache it
-    if cached and word_ids and word_ids[-1] == 0 and starts[0] == 0 and ends[-1] == len(text):
-        self._word_cache.get(text, lambda _: tuple(zip(enc.tokens, enc.ids, starts, ends, enc.scores)))
-    return enc
+        return self._encode_texts([text], add_special_tokens, 1, [seed] if self.samples else None)[0]
+    if cached and text.split() == [text]: cache.get(text, lambda _: (out, scores))      # a single word: cached
+    return LazyEncoding._of(partial(self._row_fields, out, scores, add_special_tokens), out.shape[1])
 Factorizer.__call__ = Factorizer.encode
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #602ec6cf

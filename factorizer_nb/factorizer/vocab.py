@@ -107,6 +107,7 @@ class Vocabulary:
         self.dawg, self.meta, self._size = d, dict(meta or {}), size
         self.max_len, self.max_logp = max_len, max_logp         # longest subword in bytes; highest log p
         self._entries = self._inverse = self._trie = None        # views built on first use
+        self.content_sha256 = None       # sha256 of the file's DAWG when loaded from one: names its cached search arrays
 
     @property
     def entries(self) -> dict[str, tuple[float, tuple[int, int, int]]]:
@@ -117,11 +118,12 @@ class Vocabulary:
 
     @property
     def trie(self):
-        "The vocabulary flattened into `fast_search.Trie` arrays for the compiled search, built on first use."
+        """The vocabulary flattened into `fast_search.Trie` arrays for the compiled search, made on first use (read
+        from the cache for a vocabulary file whose arrays were built before)."""
         if self._trie is None:
             # the compiled search reads this module: imported on use
-            from factorizer_nb.factorizer.fast_search import vocab_trie
-            self._trie = vocab_trie(self)
+            from factorizer_nb.factorizer.fast_search import cached_vocab_trie
+            self._trie = cached_vocab_trie(self)
         return self._trie
 
     def __len__(self): return self._size
@@ -314,6 +316,7 @@ def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
     if ours and len(vocab) != header.get("size"):
         raise VocabularyFormatError(f"{path}: header says {header.get('size')} subwords, file holds {len(vocab)} "
                                     "(truncated?)")
+    vocab.content_sha256 = header["sha256"] if ours and header["format_version"] >= 2 else hashlib.sha256(body).hexdigest()
     return vocab
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #68e4de4c
