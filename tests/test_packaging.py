@@ -3,11 +3,14 @@
 import subprocess, sys, zipfile
 from pathlib import Path
 
+import pytest
+
 from factorizer_nb.factorizer.pretrained import packaged_dir, pretrained_languages
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow                                       # builds a wheel: about 15 s
 def test_wheel_ships_the_pinned_vocabularies(tmp_path):
     langs = pretrained_languages()
     assert langs, "no packaged vocabularies"
