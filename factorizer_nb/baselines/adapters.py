@@ -139,7 +139,9 @@ class SentencePieceTokenizer(Tokenizer):
         self.name, self.alpha, self.seed, self.samples = name, alpha, seed, alpha > 0
         self.settings = _spm_model_settings(self.sp)
         st = self.settings
-        if self.samples and (st["model_type"] != SPM_BPE or st["normalization"] != "identity" or st["user_defined_or_unused"]):
+        plain_bpe = (st["model_type"] == SPM_BPE and st["normalization"] == "identity"
+                     and not st["user_defined_or_unused"])
+        if self.samples and not plain_bpe:
             raise ValueError("sampling (alpha > 0) is seeded BPE-dropout, for a BPE model with identity normalization "
                              "and no user-defined or "
                              "unused pieces; sentencepiece's own sampling cannot be seeded reproducibly")

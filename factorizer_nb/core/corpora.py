@@ -145,7 +145,8 @@ def text_note(source: str) -> str:
         rel = source.split(":", 1)[1]
         if source.startswith("ud:"): return f"{rel} (word forms joined by spaces)"
         has = "\n# text = " in "\n" + read_text(rel)
-        return f"{rel} ({'its # text lines' if has else 'word forms joined by spaces: the treebank has no # text lines'})"
+        how = "its # text lines" if has else "word forms joined by spaces: the treebank has no # text lines"
+        return f"{rel} ({how})"
     return source
 
 # %% ../../nbs/core/02_corpora.ipynb #4e65ece1

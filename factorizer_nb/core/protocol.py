@@ -137,7 +137,8 @@ class Encodings(Sequence):
                                  None if self.scores is None else self.scores[lo:hi].tolist())
     def __iter__(self): return (self[k] for k in range(len(self)))
     def __eq__(self, other):
-        return isinstance(other, Sequence) and not isinstance(other, str) and len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        if not isinstance(other, Sequence) or isinstance(other, str) or len(self) != len(other): return False
+        return all(a == b for a, b in zip(self, other))
     def __repr__(self): return f"Encodings({len(self)} texts, {len(self.ids)} tokens)"
 
     def tokens(self, lo: int = 0, hi: int | None = None) -> list[str]:

@@ -353,7 +353,8 @@ def _row_bounds(buf, text_offs, specials, whitespace):
 # %% ../../nbs/factorizer/08_fast_search.ipynb #b2c12209
 @njit(cache=True, inline="always")
 def _put(out, scores, k, r, g, b, start, end, word, entry, score):
-    out[0, k], out[1, k], out[2, k], out[3, k], out[4, k], out[5, k], out[6, k], scores[k] = r, g, b, start, end, word, entry, score
+    out[0, k], out[1, k], out[2, k], out[3, k] = r, g, b, start
+    out[4, k], out[5, k], out[6, k], scores[k] = end, word, entry, score
 
 @njit(cache=True, nogil=True)
 def _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,

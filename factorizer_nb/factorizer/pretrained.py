@@ -73,7 +73,8 @@ def pretrained_table(figures: str | Path) -> str:
         record = json.loads((packaged_dir() / f"{lang}.json").read_text(encoding="utf-8"))
         r = rows.get(lang)
         if r is None: raise ValueError(f"{figures}/table_summary_languages.csv has no row for {lang}")
-        out.append(f"| `{lang}` | {record['fingerprint']['vq']['profile']} | {int(r['vocab_size']):,} | {r['eval_split']} "
+        out.append(f"| `{lang}` | {record['fingerprint']['vq']['profile']} | {int(r['vocab_size']):,} | "
+                   f"{r['eval_split']} "
                    f"| {float(r['factorizer_subwords_per_word']):.2f} | {float(r['ratio_to_bpe']):.2f} "
                    f"| {float(r['top1000_single_subword_share']):.1%} |")
     return "\n".join(out)

@@ -105,7 +105,8 @@ Reindexed._text_seeds = lambda self, n: self.inner._text_seeds(n)
 def _inner_id(self: Reindexed, i):
     "The first inner id whose new id is `i` (specials: the inner tokenizer's); an id nothing maps to is an error."
     if "_inverse" not in self.__dict__:
-        first = {tuple(np.asarray(self.special_id(t)).reshape(-1).tolist()): self.inner.special_id(t) for t in SPECIAL_TOKENS}
+        first = {tuple(np.asarray(self.special_id(t)).reshape(-1).tolist()): self.inner.special_id(t)
+                 for t in SPECIAL_TOKENS}
         for new, old in zip(map(tuple, self.new_ids.reshape(len(self.new_ids), -1).tolist()),
                             self.inner_ids.tolist()): first.setdefault(new, old)
         self._inverse = first

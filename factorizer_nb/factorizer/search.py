@@ -53,7 +53,8 @@ def shortest_split(vocab: Vocabulary, key: str, alpha_split: float = 0.1, sigma_
         d, i = heappop(heap)
         if d > dist[i]: continue          # stale heap entry
         if i == n: break
-        for p in (prefixes(key[i:i + max_len]) if edge_ok is None else [p for p in prefixes(key[i:i + max_len]) if edge_ok(i, p)]):
+        found = prefixes(key[i:i + max_len])
+        for p in (found if edge_ok is None else [p for p in found if edge_ok(i, p)]):
             logp, triplet = entries[p]
             length = len(p)
             j = i + length
@@ -62,7 +63,8 @@ def shortest_split(vocab: Vocabulary, key: str, alpha_split: float = 0.1, sigma_
             if cost < dist[j]: dist[j], prev[j] = cost, (i, logp, triplet); heappush(heap, (cost, j))
         if fallback and i in fallback:                              # unknown-character edge (unk="parts")
             j = fallback[i]
-            cost = d + fallback_cost + (j - i) * exp(sigma_sample * edge_gauss(seed, i, j)) if sigma_sample else d + fallback_cost
+            cost = d + fallback_cost
+            if sigma_sample: cost += (j - i) * exp(sigma_sample * edge_gauss(seed, i, j))
             if cost < dist[j]: dist[j], prev[j] = cost, (i, None, None); heappush(heap, (cost, j))
     if prev[n] is None and n > 0: return None
     path, j = [], n

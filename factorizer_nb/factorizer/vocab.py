@@ -107,7 +107,7 @@ class Vocabulary:
         self.dawg, self.meta, self._size = d, dict(meta or {}), size
         self.max_len, self.max_logp = max_len, max_logp         # longest subword in bytes; highest log p
         self._entries = self._inverse = self._trie = None        # views built on first use
-        self.content_sha256 = None       # sha256 of the file's DAWG when loaded from one: names its cached search arrays
+        self.content_sha256 = None  # sha256 of the file's DAWG when loaded from one: names its cached search arrays
 
     @property
     def entries(self) -> dict[str, tuple[float, tuple[int, int, int]]]:
@@ -190,7 +190,8 @@ def save(self: Vocabulary, path: str | Path, meta: dict | None = None) -> Path:
     header = dict(format_version=FORMAT_VERSION, record_format=RECORD_FORMAT, size=len(self),
                   sha256=hashlib.sha256(body).hexdigest(),
                   meta=self.meta if meta is None else meta)
-    return atomic_write(Path(path), lambda t: t.write_bytes(FORMAT_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n" + body))
+    head = FORMAT_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n"
+    return atomic_write(Path(path), lambda t: t.write_bytes(head + body))
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #4011890b
 def _check_layout(body: bytes, path) -> None:
@@ -316,7 +317,8 @@ def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
     if ours and len(vocab) != header.get("size"):
         raise VocabularyFormatError(f"{path}: header says {header.get('size')} subwords, file holds {len(vocab)} "
                                     "(truncated?)")
-    vocab.content_sha256 = header["sha256"] if ours and header["format_version"] >= 2 else hashlib.sha256(body).hexdigest()
+    ours_v2 = ours and header["format_version"] >= 2
+    vocab.content_sha256 = header["sha256"] if ours_v2 else hashlib.sha256(body).hexdigest()
     return vocab
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #68e4de4c

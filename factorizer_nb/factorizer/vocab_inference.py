@@ -78,7 +78,8 @@ def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: in
         flat, ends = rows[kept].tolist(), np.cumsum(kept.sum(1)).tolist()  # every row's tokens, one list
         seqs.extend(flat[a:b] for a, b in zip([0] + ends[:-1], ends))
         logps.append(logp.cpu()); done_all.append(done.cpu())
-    return seqs, torch.cat(logps) if logps else torch.zeros(0), torch.cat(done_all) if done_all else torch.zeros(0, dtype=torch.bool)
+    done = torch.cat(done_all) if done_all else torch.zeros(0, dtype=torch.bool)
+    return seqs, torch.cat(logps) if logps else torch.zeros(0), done
 
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #479fbaad

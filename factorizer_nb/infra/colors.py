@@ -17,7 +17,8 @@ UNK_COLOR = (128, 128, 128)
 
 def text_pixels(text: str, tokenizer: Factorizer) -> np.ndarray:
     "RGB array [lines, max tokens per line, 3] (uint8), one pixel per subword; white padding."
-    rows = [[t if max(t) < CODEBOOK_SIZE else UNK_COLOR for t in tokenizer.encode(line).ids] for line in text.splitlines()]
+    rows = [[t if max(t) < CODEBOOK_SIZE else UNK_COLOR for t in tokenizer.encode(line).ids]
+            for line in text.splitlines()]
     width = max((len(r) for r in rows), default=0)
     img = np.full((len(rows), width, 3), 255, dtype=np.uint8)
     for i, r in enumerate(rows):

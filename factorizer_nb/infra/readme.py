@@ -63,7 +63,8 @@ def lm_table(root: Path) -> str | None:
         r = rows.setdefault((nb["path"], (m.get("settings") or {}).get("profile") or folder),
                             dict(outputs=[], created="", seconds=0, compute=None))
         name = f.name.removesuffix(".manifest.json")
-        r["outputs"].append(f"[{name}]({(Path('figures') / folder / name).as_posix()}{'.png' if f.with_name(name + '.png').exists() else '.csv'})")
+        ext = ".png" if f.with_name(name + ".png").exists() else ".csv"
+        r["outputs"].append(f"[{name}]({(Path('figures') / folder / name).as_posix()}{ext})")
         if str(m.get("created", "")) >= r["created"]:  # the newest output is the last one of the latest run
             r["created"], r["seconds"] = str(m.get("created", "")), float(nb.get("seconds") or 0)
             r["compute"] = m.get("compute") or r["compute"]
