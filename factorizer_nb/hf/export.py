@@ -42,7 +42,7 @@ def _as_protocol(tok: HFTokenizer, base_vocab_size: int, normalizer=None, pre_to
                                                        special_tokens=[(t, ids[t]) for t in ("[CLS]", "[SEP]")])
     return tok
 
-# %% ../../nbs/hf/02_export.ipynb #3d93abb1
+# %% ../../nbs/hf/02_export.ipynb #8234c1b3
 SPM_UNIGRAM = 1         # sentencepiece's ModelProto.TrainerSpec.ModelType.UNIGRAM
 
 def _no_sampling(tokenizer: Tokenizer):
@@ -54,19 +54,22 @@ def sentencepiece_to_hf(tokenizer: SentencePieceTokenizer) -> HFTokenizer:
     _no_sampling(tokenizer)
     proto = import_protobuf().ModelProto()
     proto.ParseFromString(tokenizer.sp.serialized_model_proto())
-    if not proto.normalizer_spec.add_dummy_prefix: raise ValueError("only models that mark word starts export")
+    st = tokenizer.settings
+    if not (st["normalization"] == "identity" and st["byte_fallback"] and st["add_dummy_prefix"]):
+        raise ValueError(f"only sentencepiece models with identity normalization, byte fallback and a word-start mark "
+                         f"export exactly (as SentencePieceTokenizer.from_counts trains them); this one has {st}")
     pieces = [(p.piece, p.score) for p in proto.pieces]
     vocab = pieces if proto.trainer_spec.model_type == SPM_UNIGRAM else {s: i for i, (s, _) in enumerate(pieces)}
     tok = SpmConverter.build_tokenizer_from_spm_proto(proto, vocab)
-    charsmap = proto.normalizer_spec.precompiled_charsmap
-    norm = [normalizers.Precompiled(charsmap)] if charsmap else []
-    return _as_protocol(tok, tokenizer.base_vocab_size, normalizers.Sequence(norm + [word_start("\u2581")]))
+    return _as_protocol(tok, tokenizer.base_vocab_size, word_start("\u2581"))
 
 def byte_bpe_to_hf(tokenizer: HFByteBPE) -> HFTokenizer:
     "The byte-level BPE adapter's own `tokenizers.Tokenizer`, each word read with its prefix space."
     _no_sampling(tokenizer)
     tok = HFTokenizer.from_str(tokenizer.tok.to_str())
-    return _as_protocol(tok, tokenizer.base_vocab_size, tok.normalizer, tok.pre_tokenizer)
+    if tok.normalizer is not None: raise ValueError("only byte-level BPE without a normalizer exports exactly (a "
+                                                    "normalizer would see the whole text, not each word)")
+    return _as_protocol(tok, tokenizer.base_vocab_size, pre_tokenizer=tok.pre_tokenizer)
 
 def sage_to_hf(tokenizer: SaGeTokenizer) -> HFTokenizer:
     """SaGe's greedy longest prefix as `WordPiece` without a continuation prefix; a character no piece holds is split
