@@ -72,7 +72,7 @@ def _depth(x) -> int:
         x = x[0]
     return d
 
-# %% ../../nbs/hf/00_tokenizer.ipynb #ec1056c8
+# %% ../../nbs/hf/00_tokenizer.ipynb #c85aef35
 _SPECIAL_ATTRIBUTES = dict(zip(("unk_token", "cls_token", "sep_token", "pad_token", "mask_token"), SPECIAL_TOKENS))
 
 class FactorizerTokenizer(PreTrainedTokenizerBase):
@@ -97,7 +97,7 @@ class FactorizerTokenizer(PreTrainedTokenizerBase):
     def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs) -> "FactorizerTokenizer":
         "The tokenizer `save_pretrained` wrote to a directory (or a vocabulary file, or a Hub repository)."
         p = Path(pretrained_model_name_or_path)
-        if p.is_dir() and not (p / VOCAB_FILE).is_file():
+        if p.is_dir() and not (p / (kwargs.get("subfolder") or "") / VOCAB_FILE).is_file():
             raise FileNotFoundError(f"{p} holds no FACTORIZER vocabulary ({VOCAB_FILE}); write one with "
                                     "save_pretrained")
         if not p.exists() and (p.is_absolute() or str(pretrained_model_name_or_path).startswith((".", "~"))):
