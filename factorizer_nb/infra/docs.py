@@ -142,7 +142,8 @@ SITE_NAV = (
     ("Downstream", (
         ("Parsers and experiments", ("nbs/downstream/4*",)),
         ("Language models", ("nbs/downstream/lm/*",)))),
-    ("Shared library", (("Core", ("nbs/core/*",)), ("Baselines", ("nbs/baselines/*",)))),
+    ("Shared library", (("Core", ("nbs/core/*",)), ("Baselines", ("nbs/baselines/*",)),
+                        ("transformers", ("nbs/hf/*",)))),
     ("Project", (
         ("Status and measurements", ("docs/status.md", "docs/speed.md", "docs/timings.md")),
         ("Development", ("docs/development.md", "docs/log.md")),
