@@ -63,18 +63,19 @@ def resolve_vocab_file(name_or_path: str | Path) -> Path:
 TABLE_START, TABLE_END = "<!-- pretrained vocabularies: start -->", "<!-- pretrained vocabularies: end -->"
 
 def pretrained_table(figures: str | Path) -> str:
-    "A markdown table of the packaged vocabularies: profile, size and splits, from the main job's committed summary."
+    """A markdown table of the packaged vocabularies: profile, size and splits, from each language's committed main-job
+    quality table (`figures/table_quality_<lang>.csv`)."""
     import csv
-    with open(Path(figures) / "table_summary_languages.csv", encoding="utf-8") as f:
-        rows = {r["lang"]: r for r in csv.DictReader(f)}
+    from factorizer_nb.core.settings import load_settings
     out = ["| code | profile | subwords | evaluated on | subwords per word (α_split = 0.1) | ratio to BPE-32,768 "
            "| top-1,000 words kept whole |", "|---|---|---:|---|---:|---:|---:|"]
     for lang in pretrained_languages():
         record = json.loads((packaged_dir() / f"{lang}.json").read_text(encoding="utf-8"))
-        r = rows.get(lang)
-        if r is None: raise ValueError(f"{figures}/table_summary_languages.csv has no row for {lang}")
-        out.append(f"| `{lang}` | {record['fingerprint']['vq']['profile']} | {int(r['vocab_size']):,} | "
-                   f"{r['eval_split']} "
+        path = Path(figures) / f"table_quality_{lang}.csv"
+        if not path.is_file(): raise ValueError(f"no {path}: the main job of {lang} has not run")
+        with open(path, encoding="utf-8") as f: r = next(csv.DictReader(f))
+        split = Path(load_settings(lang)["ud_eval"]).name.split(".")[0]
+        out.append(f"| `{lang}` | {record['fingerprint']['vq']['profile']} | {int(r['vocab_size']):,} | {split} "
                    f"| {float(r['factorizer_subwords_per_word']):.2f} | {float(r['ratio_to_bpe']):.2f} "
                    f"| {float(r['top1000_single_subword_share']):.1%} |")
     return "\n".join(out)
