@@ -208,7 +208,7 @@ test: setup
 	$(TEST_ENV) $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 15 -m 'not slow' tests
 
-# The long end-to-end tests (whole tiny notebooks, torchrun, the paper-run command), about 8 minutes of one core each run; CI runs them.
+# The long end-to-end tests (whole tiny notebooks, torchrun, the paper-run command, a wheel), about 11 minutes of one core; CI runs them.
 test-slow: setup
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 5 -m slow tests
 

@@ -23,6 +23,7 @@ def test_tokenizer_demo_notebook(tmp_path):
     assert m["data"]["ud/gd_arcosg-ud-dev.conllu.xz"] and m["settings"]["lang"] == "gd"
 
 
+@pytest.mark.slow                      # the main job's notebooks end to end: about 160 s of one core
 @needs_data
 def test_factorizer_pipeline_notebooks_tiny(tmp_path, monkeypatch):
     "Train, infer the vocabulary, draw Figures 3, 5 and 8, and train and evaluate the parsers of Figures 4 and 6 and the ablation, for Scottish Gaelic on the tiny profile, pinning what is float work; then draw them again from the pins alone."
