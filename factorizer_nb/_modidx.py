@@ -1222,6 +1222,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                      'factorizer_nb/factorizer/tokenizer.py'),
                                                     'factorizer_nb.factorizer.tokenizer.Factorizer._entry_token': ( 'factorizer/tokenizer.html#factorizer._entry_token',
                                                                                                                     'factorizer_nb/factorizer/tokenizer.py'),
+                                                    'factorizer_nb.factorizer.tokenizer.Factorizer._kernel_encodings': ( 'factorizer/tokenizer.html#factorizer._kernel_encodings',
+                                                                                                                         'factorizer_nb/factorizer/tokenizer.py'),
                                                     'factorizer_nb.factorizer.tokenizer.Factorizer._row_encodings': ( 'factorizer/tokenizer.html#factorizer._row_encodings',
                                                                                                                       'factorizer_nb/factorizer/tokenizer.py'),
                                                     'factorizer_nb.factorizer.tokenizer.Factorizer._row_fields': ( 'factorizer/tokenizer.html#factorizer._row_fields',

@@ -8,7 +8,7 @@ import hashlib, json, lzma, os, re
 from importlib.resources import files
 from pathlib import Path
 from ..core.settings import CACHE_ENV, cache_dir
-from .vocab import vocab_from_text, VocabularyFormatError
+from .vocab import vocab_from_text, vocab_text_header, VocabularyFormatError
 
 # %% auto #0
 __all__ = ['TABLE_START', 'TABLE_END', 'packaged_dir', 'pretrained_languages', 'vocab_file_from_text', 'resolve_vocab_file',
@@ -32,13 +32,12 @@ def vocab_file_from_text(xz: str | Path, want_sha256: str | None = None) -> Path
     try: text = lzma.decompress(xz.read_bytes()).decode("utf-8")
     except (lzma.LZMAError, UnicodeDecodeError) as e:
         raise VocabularyFormatError(f"{xz}: not an xz-compressed vocabulary text ({e})") from None
-    head = json.loads(text.partition("\n")[0]) if text.startswith("{") else {}
-    sha = head.get("file_sha256") if isinstance(head, dict) else None
+    sha = vocab_text_header(text)["file_sha256"]
     if want_sha256 and sha != want_sha256:
-        raise VocabularyFormatError(f"{xz}: its text rebuilds sha256 {str(sha)[:12]}…, its record names "
+        raise VocabularyFormatError(f"{xz}: its text rebuilds sha256 {sha[:12]}…, its record names "
                                     f"{want_sha256[:12]}…")
-    out = cache_dir() / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', xz.name[:-3])}-{str(sha)[:16]}.dawg"
-    if sha and out.is_file() and _sha256(out) == sha: return out
+    out = cache_dir() / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', xz.name[:-3])}-{sha[:16]}.dawg"
+    if out.is_file() and _sha256(out) == sha: return out
     out.parent.mkdir(parents=True, exist_ok=True)
     return vocab_from_text(text, out)             # checks the header; writes atomically, only if the sha256 matches
 

@@ -209,15 +209,18 @@ def _entry_token(self: Factorizer, entry: int) -> str:
     return tok
 
 @patch
+def _kernel_encodings(self: Factorizer, out: np.ndarray, scores: np.ndarray, row_splits) -> Encodings:
+    "`Encodings` over the kernel's rows (int32 [7, tokens]: r, g, b, start, end, word, entry) and scores."
+    return Encodings(out[:3].T, out[3:5].T, out[5], row_splits, scores, out[6], ["[CLS]", "[SEP]"], self._entry_token)
+
+@patch
 def _row_encodings(self: Factorizer, texts: list[str], add_special_tokens: bool, num_workers: int,
                    text_seeds: list[int] | None) -> Encodings:
     """`Encodings` of `texts` from `fast_search.encode_rows`; the texts it leaves out through the Python path with the
     same seeds."""
     rows = fast_search.encode_rows(self.vocab.trie, texts, self.alpha_split, self.sigma_sample, text_seeds,
                                    add_special_tokens, num_workers)
-    out = rows.out  # int32 [7, tokens]: r, g, b, start, end, word, entry
-    enc = Encodings(out[:3].T, out[3:5].T, out[5], rows.row_splits, rows.scores, out[6], ["[CLS]", "[SEP]"],
-                    self._entry_token)
+    enc = self._kernel_encodings(rows.out, rows.scores, rows.row_splits)
     redo = rows.redo | (np.array([_SPECIAL_RE.search(t) is not None for t in texts],
                                  bool) if add_special_tokens else False)
     if not redo.any(): return enc
@@ -239,14 +242,9 @@ class _RowsCache(WordCache):
     def cost(word: str, rows: tuple) -> int: return len(word) + rows[0].shape[1]
 
 @patch
-def _row_fields(self: Factorizer, out: np.ndarray, scores: np.ndarray, specials: bool) -> dict:
-    "The `Encoding` lists of one text's kernel rows: what its `LazyEncoding` makes when first read."
-    r, g, b, starts, ends, word_ids, entries = out.tolist()
-    try: tokens = list(map(self._entry_tokens.__getitem__, entries))  # every token spelled before: no Python loop
-    except (KeyError, AttributeError): tokens = [self._entry_token(e) for e in entries]
-    if specials: word_ids = [None if w < 0 else w for w in word_ids]
-    return dict(ids=list(zip(r, g, b)), tokens=tokens, offsets=list(zip(starts, ends)), word_ids=word_ids,
-                attention_mask=[1] * len(r), scores=scores.tolist())
+def _row_fields(self: Factorizer, out: np.ndarray, scores: np.ndarray) -> dict:
+    "The `Encoding` lists of one text's kernel rows, made as a batch's row is: what its `LazyEncoding` makes on use."
+    return vars(self._kernel_encodings(out, scores, [0, out.shape[1]])[0])
 
 @patch
 def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Encoding:
@@ -262,14 +260,14 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
         hit = cache.entries.get(text)
         if hit is not None:
             cache.entries.move_to_end(text)
-            return LazyEncoding._of(partial(self._row_fields, *hit, False), hit[0].shape[1])
+            return LazyEncoding._of(partial(self._row_fields, *hit), hit[0].shape[1])
     seed = self.rng.getrandbits(64) if self.samples else 0
     out, scores, redo = fast_search.encode_text(self.vocab.trie, text, self.alpha_split, self.sigma_sample, seed,
                                                 add_special_tokens)
     if redo or (add_special_tokens and _SPECIAL_RE.search(text)):
         return self._encode_texts([text], add_special_tokens, 1, [seed] if self.samples else None)[0]
     if cached and text.split() == [text]: cache.get(text, lambda _: (out, scores))      # a single word: cached
-    return LazyEncoding._of(partial(self._row_fields, out, scores, add_special_tokens), out.shape[1])
+    return LazyEncoding._of(partial(self._row_fields, out, scores), out.shape[1])
 Factorizer.__call__ = Factorizer.encode
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #602ec6cf
