@@ -371,8 +371,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                        'factorizer_nb/core/protocol.py'),
                                              'factorizer_nb.core.protocol.LazyEncoding.__getstate__': ( 'core/protocol.html#lazyencoding.__getstate__',
                                                                                                         'factorizer_nb/core/protocol.py'),
-                                             'factorizer_nb.core.protocol.LazyEncoding.__init__': ( 'core/protocol.html#lazyencoding.__init__',
-                                                                                                    'factorizer_nb/core/protocol.py'),
                                              'factorizer_nb.core.protocol.LazyEncoding.__len__': ( 'core/protocol.html#lazyencoding.__len__',
                                                                                                    'factorizer_nb/core/protocol.py'),
                                              'factorizer_nb.core.protocol.LazyEncoding._of': ( 'core/protocol.html#lazyencoding._of',

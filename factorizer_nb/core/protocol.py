@@ -63,12 +63,8 @@ class Encoding:
 ENCODING_FIELDS = ("ids", "tokens", "offsets", "word_ids", "attention_mask", "scores")
 
 class LazyEncoding(Encoding):
-    """An `Encoding` whose lists `build()` makes when a field is first read: a compiled tokenizer's one-text call then
-    costs no Python lists until they are used. Built like `Encoding` from lists, it is one."""
-    def __init__(self, *args, _build: Callable[[], dict] | None = None, _n: int = 0, **fields):
-        if _build is None: Encoding.__init__(self, *args, **fields)
-        else: self.__dict__.update(_build=_build, _n=_n)
-
+    """An `Encoding` whose lists `build()` makes when a field is first read (`LazyEncoding._of`): a compiled
+    tokenizer's one-text call then costs no Python lists until they are used. Built from lists, it is an `Encoding`."""
     def __getattr__(self, name: str):
         d = self.__dict__
         if name in ENCODING_FIELDS and "_build" in d:                   # the first field read makes every list
@@ -80,7 +76,7 @@ class LazyEncoding(Encoding):
 
     @classmethod
     def _of(cls, build: Callable[[], dict], n: int) -> "LazyEncoding":
-        "A lazy encoding of `n` tokens, without `__init__`'s argument handling (a compiled tokenizer's per-call path)."
+        "A lazy encoding of `n` tokens whose lists `build()` returns as a dict of the fields."
         e = object.__new__(cls)
         e.__dict__.update(_build=build, _n=n)
         return e
