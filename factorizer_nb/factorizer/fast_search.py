@@ -4,13 +4,13 @@
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #c46a4e76
 from __future__ import annotations
-import math, os, threading, zipfile
+import math, os, threading
 from pathlib import Path
 from typing import NamedTuple, Iterable
 import numpy as np
-from ..core.settings import atomic_write, cache_dir
 from ..core.text import BOW, EOW, BOW_BYTES, EOW_BYTES
-from .vocab import Vocabulary, CODEBOOK_SIZE, triplet_to_flat, _UNESCAPE
+from .vocab import Vocabulary, CODEBOOK_SIZE
+from .trie import Trie, TRIE_DTYPES
 from .search import GOLDEN64
 try:
     import numba
@@ -26,73 +26,13 @@ except ImportError:  # the tokenizer then uses the pure-Python search of `factor
     HAVE_NUMBA = False
 
 # %% auto #0
-__all__ = ['CHUNK_WORDS', 'PARALLEL_MIN_WORDS', 'TRIE_CACHE_FORMAT', 'TRIE_DTYPES', 'WHITESPACE', 'BOW_CP', 'EOW_CP',
-           'ROW_FIELDS', 'SPECIAL_ENTRY', 'CHUNK_TEXTS', 'Trie', 'build_trie', 'vocab_trie', 'Splits', 'split_many',
-           'trie_cache_path', 'cached_vocab_trie', 'Rows', 'encode_rows', 'warm', 'encode_text']
+__all__ = ['CHUNK_WORDS', 'PARALLEL_MIN_WORDS', 'WHITESPACE', 'BOW_CP', 'EOW_CP', 'ROW_FIELDS', 'SPECIAL_ENTRY', 'CHUNK_TEXTS',
+           'Splits', 'split_many', 'Rows', 'encode_rows', 'warm', 'encode_text']
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #d21389b1
 if not HAVE_NUMBA:                                   # the kernels below stay plain Python functions
     def njit(*args, **kw): return args[0] if args and callable(args[0]) else (lambda f: f)
     prange = range
-
-class Trie(NamedTuple):
-    """A vocabulary flattened for the compiled search: a byte trie in compressed sparse rows, and per-entry log p and
-    flat triplet."""
-    first: np.ndarray    # int32 [nodes + 1]: edges of node u are first[u]:first[u + 1]
-    label: np.ndarray    # uint8 [edges]: the byte of each edge, sorted within a node
-    child: np.ndarray    # int32 [edges]: the node each edge leads to
-    entry: np.ndarray    # int32 [nodes]: the entry ending at a node, or -1
-    logp: np.ndarray     # float64 [entries]
-    flat: np.ndarray     # int32 [entries]: r·256² + g·256 + b
-    key_buf: np.ndarray  # uint8 [key bytes]: entry k's subword is key_buf[key_offs[k]:key_offs[k + 1]]
-    key_offs: np.ndarray # int64 [entries + 1]
-    @property
-    def nbytes(self) -> int: return sum(a.nbytes for a in self)
-
-# %% ../../nbs/factorizer/08_fast_search.ipynb #881b964c
-@njit(cache=True)
-def _build_csr(buf, offs):
-    "Trie arrays (first, label, child, entry) of the byte keys buf[offs[k]:offs[k+1]], sorted and unique."
-    n_keys, total = len(offs) - 1, offs[-1]
-    parent = np.empty(total, np.int32); lab = np.empty(total, np.uint8)     # edge e leads to node e + 1
-    entry = np.full(total + 1, -1, np.int32)
-    path = np.zeros(total + 1, np.int32)             # path[d]: the node at depth d on the previous key
-    n_nodes, prev_start, prev_len = 1, 0, 0
-    for k in range(n_keys):
-        s, n = offs[k], offs[k + 1] - offs[k]
-        c = 0                                        # shared prefix with the previous key: those nodes exist
-        while c < n and c < prev_len and buf[s + c] == buf[prev_start + c]: c += 1
-        for d in range(c, n):
-            parent[n_nodes - 1], lab[n_nodes - 1], path[d + 1] = path[d], buf[s + d], n_nodes
-            n_nodes += 1
-        entry[path[n]] = k
-        prev_start, prev_len = s, n
-    parent, lab = parent[:n_nodes - 1], lab[:n_nodes - 1]
-    order = np.argsort(parent, kind="mergesort")     # stable: keys are sorted, so labels stay sorted within a node
-    first = np.zeros(n_nodes + 1, np.int32)
-    for p in parent: first[p + 1] += 1
-    for u in range(n_nodes): first[u + 1] += first[u]
-    return first, lab[order].copy(), (order + 1).astype(np.int32), entry[:n_nodes].copy()
-
-# %% ../../nbs/factorizer/08_fast_search.ipynb #75b457c3
-_UNESCAPE_TABLE = {c: b for c, b in _UNESCAPE.items() if c != b}      # escaped character -> byte, for str.translate
-
-def build_trie(records: Iterable[tuple[bytes, float, int]]) -> Trie:
-    "The `Trie` of `(subword bytes, log p, flat triplet)` records (unique subwords)."
-    recs = sorted(records)
-    keys = [r[0] for r in recs]
-    if len(set(keys)) != len(keys): raise ValueError("build_trie needs unique subwords")
-    if any(not k for k in keys): raise ValueError("build_trie got an empty subword")
-    buf = np.frombuffer(b"".join(keys), np.uint8) if keys else np.zeros(0, np.uint8)
-    offs = np.zeros(len(keys) + 1, np.int64); np.cumsum([len(k) for k in keys], out=offs[1:])
-    first, label, child, entry = _build_csr(buf, offs)
-    return Trie(first, label, child, entry, np.array([r[1] for r in recs], np.float64),
-                np.array([r[2] for r in recs], np.int32), buf, offs)
-
-def vocab_trie(vocab: Vocabulary) -> Trie:
-    "`vocab`'s entries as a `Trie` (what `Vocabulary.trie` builds on first use)."
-    return build_trie((k.translate(_UNESCAPE_TABLE).encode("latin-1"), r[0], triplet_to_flat(*r[1:])) for k,
-                      r in vocab.dawg.iteritems())
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #afadd749
 _U64 = numba.uint64 if HAVE_NUMBA else int
@@ -263,49 +203,6 @@ def split_many(trie: Trie, words: list[bytes], alpha_split: float, sigma_sample:
             _BOW, _EOW, ends, ents, counts)
     _launch(_split_many, _split_many_serial, args, num_threads if len(words) >= PARALLEL_MIN_WORDS else 1)
     return Splits(counts, offs, ends, ents)
-
-# %% ../../nbs/factorizer/08_fast_search.ipynb #43d89215
-TRIE_CACHE_FORMAT = 1     # bump when `build_trie`'s arrays change: older cache files are then ignored
-TRIE_DTYPES = dict(first=np.int32, label=np.uint8, child=np.int32, entry=np.int32, logp=np.float64, flat=np.int32,
-                   key_buf=np.uint8, key_offs=np.int64)
-
-@njit(cache=True)
-def _trie_ok(first, label, child, entry, logp, flat, key_buf, key_offs):
-    "Whether trie arrays fit together, so that the compiled search never reads outside them (a damaged cache does not)."
-    nodes, edges, n = len(entry), len(label), len(logp)
-    if len(first) != nodes + 1 or first[0] != 0 or first[nodes] != edges or len(child) != edges: return False
-    if len(flat) != n or len(key_offs) != n + 1 or key_offs[0] != 0 or key_offs[n] != len(key_buf): return False
-    for u in range(nodes):
-        if first[u + 1] < first[u] or entry[u] < -1 or entry[u] >= n: return False
-    for e in range(edges):
-        if child[e] < 1 or child[e] >= nodes: return False
-    for k in range(n):
-        if key_offs[k + 1] < key_offs[k] or not -np.inf < logp[k] <= 0.0 or not 0 <= flat[k] < 1 << 24: return False
-    return True
-
-def trie_cache_path(sha256: str) -> Path:
-    "Where the arrays of a vocabulary file whose DAWG has this sha256 are cached."
-    return cache_dir() / "tries" / f"{sha256[:32]}-v{TRIE_CACHE_FORMAT}.npz"
-
-def _save_trie(trie: Trie, path: Path) -> None:
-    with open(path, "wb") as f: np.savez(f, **trie._asdict())
-
-def cached_vocab_trie(vocab: Vocabulary) -> Trie:
-    """`vocab_trie(vocab)`, read back from the cache when the vocabulary came from a file whose arrays were built
-    before; else built (and cached, if it came from a file)."""
-    if vocab.content_sha256 is None: return vocab_trie(vocab)
-    path = trie_cache_path(vocab.content_sha256)
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            trie = Trie(*(np.ascontiguousarray(z[f], dt) for f, dt in TRIE_DTYPES.items()))
-        if len(trie.logp) == len(vocab) and _trie_ok(*trie): return trie
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile): pass   # missing or damaged: built again
-    trie = vocab_trie(vocab)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda t: _save_trie(trie, t))
-    except OSError: pass                                                            # a read-only cache
-    return trie
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #ec0d5e10
 WHITESPACE = np.array([*range(0x09, 0x0E), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028,

@@ -118,11 +118,11 @@ class Vocabulary:
 
     @property
     def trie(self):
-        """The vocabulary flattened into `fast_search.Trie` arrays for the compiled search, made on first use (read
+        """The vocabulary flattened into `factorizer.trie.Trie` arrays for the compiled search, made on first use (read
         from the cache for a vocabulary file whose arrays were built before)."""
         if self._trie is None:
             # the compiled search reads this module: imported on use
-            from factorizer_nb.factorizer.fast_search import cached_vocab_trie
+            from factorizer_nb.factorizer.trie import cached_vocab_trie
             self._trie = cached_vocab_trie(self)
         return self._trie
 
