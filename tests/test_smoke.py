@@ -26,11 +26,11 @@ def test_tokenizer_demo_notebook(tmp_path):
 @pytest.mark.slow                      # the main job's notebooks end to end: about 160 s of one core
 @needs_data
 def test_factorizer_pipeline_notebooks_tiny(tmp_path, monkeypatch):
-    "Train, infer the vocabulary, draw Figures 3, 5 and 8, and train and evaluate the parsers of Figures 4 and 6 and the ablation, for Scottish Gaelic on the tiny profile, pinning what is float work; then draw them again from the pins alone."
+    "Train, infer the vocabulary, draw Figures 3, 5 and 8, train and evaluate the parsers of Figures 4 and 6 and the ablation, and score the intrinsic measures, for Scottish Gaelic on the tiny profile, pinning what is float work; then draw them again from the pins alone."
     from factorizer_nb.infra.reproduce import paper_notebooks, run_notebooks
     monkeypatch.setenv("FACTORIZER_NB_LEDGER", str(tmp_path / "ledger"))       # the kernels inherit it: pins go there, not to data/ledger
-    nbs = [n for n in paper_notebooks(ROOT) if n.name[:2] in ("11", "12", "13", "14", "15", "41", "42", "43")]
-    assert len(nbs) == 8
+    nbs = [n for n in paper_notebooks(ROOT) if n.name[:2] in ("11", "12", "13", "14", "15", "41", "42", "43", "48")]
+    assert len(nbs) == 9
     res = run_notebooks(["gd"], "tiny", nbs, runs_dir=tmp_path / "runs",
                         parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures"), pins="record"))
     assert all(v is None for v in res.values()), res
@@ -77,6 +77,18 @@ def test_factorizer_pipeline_notebooks_tiny(tmp_path, monkeypatch):
     langs = pd.read_csv(out / "table_parser_languages.csv")
     assert set(langs.lang) == {"gd"} and len(langs) == 4                  # Arabic has no training treebank: named as missing
     assert "ar (no training treebank)" in json.loads((out / "table_parser_languages.manifest.json").read_text())["caption"]
+    intrinsic = pd.read_csv(out / "table_intrinsic_gd.csv")                # Figure 4's very points, scored without a model
+    assert set(zip(intrinsic.family, intrinsic.setting)) == set(zip(fig4.family, fig4.setting))
+    assert (intrinsic.fertility >= 1).all() and intrinsic.whole_word_share.between(0, 1).all()
+    assert intrinsic.renyi_efficiency.between(0, 1).all() and (intrinsic.renyi_efficiency < intrinsic.shannon_efficiency).all()
+    triplets = intrinsic.renyi_efficiency_triplet_space
+    assert triplets[intrinsic.family == "FACTORIZER"].notna().all() and triplets[intrinsic.family != "FACTORIZER"].isna().all()
+    res = run_notebooks(["summary"], "tiny", [ROOT / "nbs/paper/summary/48_intrinsic_languages.ipynb"], runs_dir=tmp_path / "runs",
+                        lang_param="en", parameters=dict(langs="gd ar", figures_dir=str(out)))
+    assert all(v is None for v in res.values()), res
+    ranks = pd.read_csv(out / "table_renyi_vs_las.csv")
+    assert set(ranks.lang) == {"gd"} and (ranks.points == len(intrinsic)).all() and ranks.kendall_tau.between(-1, 1).all()
+    assert set(pd.read_csv(out / "table_summary_intrinsic.csv").lang) == {"gd"}          # Arabic was not run here
     factorial = ROOT / "nbs/paper/heavy/19_factorial.ipynb"                   # issue #28 §2 on the same VQ-VAE and vocabulary
     res = run_notebooks(["gd"], "tiny", [factorial], runs_dir=tmp_path / "runs",
                         parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(out), bpe_sizes="500", vq_profile=None))

@@ -12,8 +12,8 @@ from typing import Callable
 from .settings import atomic_write, project_root
 
 # %% auto #0
-__all__ = ['PIN_MODES', 'LEDGER_ENV', 'ISA_FLAGS', 'ISA_ENV', 'CODECS', 'ledger_root', 'PinError', 'digest', 'machine_record',
-           'Pins']
+__all__ = ['PIN_MODES', 'LEDGER_ENV', 'ISA_FLAGS', 'ISA_ENV', 'CPUINFO', 'CODECS', 'ledger_root', 'PinError', 'digest',
+           'machine_record', 'Pins']
 
 # %% ../../nbs/core/05_pins.ipynb #893b9d40
 PIN_MODES = ("off", "use", "record")
@@ -42,10 +42,12 @@ def _differing(theirs: dict, ours: dict) -> list[str]:
 ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
 ISA_ENV = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")      # overrides of the kernels torch picks, recorded when set
 
-def _cpuinfo() -> tuple[str | None, set[str]]:
-    "The CPU's model name and flags, from /proc/cpuinfo where there is one."
+CPUINFO = Path("/proc/cpuinfo")         # Linux's description of the CPU; elsewhere `platform` names it
+
+def _cpuinfo(path: Path = CPUINFO) -> tuple[str | None, set[str]]:
+    "The CPU's model name and flags, from `path` (Linux's /proc/cpuinfo) where there is one."
     model, flags = None, set()
-    try: text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    try: text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError: return None, flags
     for line in text.splitlines():
         key, _, value = line.partition(":")

@@ -61,6 +61,10 @@ NOTEBOOK_OUTPUTS = {
     "46_fig7_scarcity": {"fig7_scarcity_": "Figure 7",
                          "table_fig7_lm_": "Figure 7's numbers"},
     "47_fig6_lm_noise": {"fig6_lm_noise_": "Figure 6 on language models"},
+    "48_intrinsic": {"fig_intrinsic_": "Intrinsic measures (figure)", "table_intrinsic_": "Intrinsic measures (table)"},
+    "48_intrinsic_languages": {"summary_intrinsic": "Rényi efficiency across languages",
+                               "table_summary_intrinsic": "Every measure of every language",
+                               "table_renyi_vs_las": "Rényi efficiency against LAS"},
 }
 
 # a heading's language names (settings.ini's sections)
@@ -128,7 +132,7 @@ SITE_NAV = (
     ("Guide", "docs/guide.md"),
     ("FACTORIZER", (
         ("Figures and tables", ("nbs/paper/0*", "nbs/paper/1*")),
-        ("Parsers", ("nbs/paper/4*", "nbs/paper/summary/44_*")),
+        ("Parsers", ("nbs/paper/41_*", "nbs/paper/42_*", "nbs/paper/43_*", "nbs/paper/summary/44_*")),
         ("Language models", ("nbs/paper/lm/*",)),
         ("Across languages", ("nbs/paper/summary/18_*",)),
         ("Heavier runs", ("nbs/paper/heavy/*",)),
@@ -139,6 +143,8 @@ SITE_NAV = (
     ("BPE vs Unigram LM", (
         ("Figures and tables", ("nbs/paper/3*",)),
         ("Library", ("nbs/bpe_vs_unigram/*",)))),
+    ("Beyond the papers", (
+        ("Intrinsic measures", ("nbs/paper/48_*", "nbs/paper/summary/48_*", "nbs/downstream/49_*", "nbs/downstream/50_*")),)),
     ("Downstream", (
         ("Parsers and experiments", ("nbs/downstream/4*",)),
         ("Language models", ("nbs/downstream/lm/*",)))),

@@ -40,6 +40,9 @@ MAIN_NUMBERS = (
     Output("sage_encoding_efficiency_{tag}", ("vocabulary",), ("tokens_per_word",)),
     Output("bd_table2_units_per_word_{tag}", ("tokenization",), ("per_word", "per_type")),
     Output("bd_table3_comparison_{tag}", ("tokenizer",), ("vocab_size", "mean_token_length", "units_per_word", "f1")),
+    Output("table_intrinsic_{lang}", ("family", "setting"),
+           ("fertility", "whole_word_share", "renyi_efficiency", "shannon_efficiency", "boundary_f1"),
+           {"family": ("BPE",)}, "byte-level BPE counts and merges: integers only"),
 )
 
 # %% ../../nbs/infra/97_repro_report.ipynb #d9a54cc0

@@ -12,6 +12,7 @@ from ..core.settings import atomic_write, project_root
 from ..factorizer.claims import CLAIMS as FACTORIZER_CLAIMS
 from ..sage.claims import CLAIMS as SAGE_CLAIMS
 from ..bpe_vs_unigram.claims import CLAIMS as BPE_VS_UNIGRAM_CLAIMS
+from ..downstream.claims import CLAIMS as BEYOND_CLAIMS
 
 # %% auto #0
 __all__ = ['PAPER_VALUES', 'INDEX', 'CLAIMS', 'COLUMNS', 'HEADLINE', 'paper_values', 'index_row', 'build_index',
@@ -20,7 +21,7 @@ __all__ = ['PAPER_VALUES', 'INDEX', 'CLAIMS', 'COLUMNS', 'HEADLINE', 'paper_valu
 # %% ../../nbs/infra/95_results_index.ipynb #de5abdaf
 PAPER_VALUES = Path("data") / "paper_values.csv"
 INDEX = "results_index"                      # figures/results_index.md and .csv
-CLAIMS: tuple[Claim, ...] = FACTORIZER_CLAIMS + SAGE_CLAIMS + BPE_VS_UNIGRAM_CLAIMS
+CLAIMS: tuple[Claim, ...] = FACTORIZER_CLAIMS + SAGE_CLAIMS + BPE_VS_UNIGRAM_CLAIMS + BEYOND_CLAIMS
 
 # %% ../../nbs/infra/95_results_index.ipynb #8984f25d
 COLUMNS = ("paper", "item", "paper_value", "section", "ours", "profile", "scale", "verdict", "note", "notebook",
@@ -65,7 +66,8 @@ def build_index(root: Path | None = None) -> pd.DataFrame:
 # %% ../../nbs/infra/95_results_index.ipynb #97966456
 HEADLINE = (("FACTORIZER", "Figure 3"), ("FACTORIZER", "Figure 4"), ("FACTORIZER", "Figure 6"),
             ("FACTORIZER", "Table 1"), ("FACTORIZER", "Table 2"), ("SaGe", "Figure 4"),
-            ("SaGe", "Text (encoding efficiency)"), ("B&D", "Table 2"), ("B&D", "Table 3"))
+            ("SaGe", "Text (encoding efficiency)"), ("B&D", "Table 2"), ("B&D", "Table 3"),
+            ("Beyond the papers", "Rényi efficiency vs LAS"))
 
 def _cell(text: str) -> str: return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -101,7 +103,8 @@ def render_markdown(df: pd.DataFrame, older: dict[str, str] | None = None, seeds
              "from the committed CSVs under `figures/` and the papers' values in `data/paper_values.csv`; "
              "do not edit it by hand. `make check-outputs` fails when it is stale.", "",
              "Paper values are the papers' own (labelled *paper*); ours come only from the committed outputs, "
-             "at the profile named. B&D is Bostrom & Durrett (2020). Verdicts: "
+             "at the profile named. B&D is Bostrom & Durrett (2020); the rows 'Beyond the papers' measure what none "
+             "of the three reports (`downstream.claims`). Verdicts: "
              + ", ".join(f"{verdict} {counts.get(verdict, 0)}" for verdict in VERDICTS) + ".", "",
              "| paper | item | paper (section) | ours | profile; scale | verdict | notes | notebook and outputs |",
              "|---|---|---|---|---|---|---|---|"]
