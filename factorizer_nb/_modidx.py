@@ -447,8 +447,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                         'factorizer_nb/core/protocol.py'),
                                              'factorizer_nb.core.protocol._check_texts': ( 'core/protocol.html#_check_texts',
                                                                                            'factorizer_nb/core/protocol.py'),
-                                             'factorizer_nb.core.protocol._cut': ( 'core/protocol.html#_cut',
-                                                                                   'factorizer_nb/core/protocol.py'),
                                              'factorizer_nb.core.protocol._pieces': ( 'core/protocol.html#_pieces',
                                                                                       'factorizer_nb/core/protocol.py'),
                                              'factorizer_nb.core.protocol.from_b64': ( 'core/protocol.html#from_b64',

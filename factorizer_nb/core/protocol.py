@@ -175,15 +175,13 @@ class Encodings(Sequence):
         return Encodings.concat(parts + [self.rows(prev, len(self))])
 
 # %% ../../nbs/core/04_protocol.ipynb #e6a5db6f
-def _cut(enc: Encoding, n: int) -> Encoding:
-    "The first `n` tokens of an encoding."
-    return Encoding(enc.ids[:n], enc.tokens[:n], enc.offsets[:n], enc.word_ids[:n], enc.attention_mask[:n],
-                    None if enc.scores is None else enc.scores[:n])
-
 def truncate(enc: Encoding, max_length: int) -> Encoding:
     "The encoding cut to at most `max_length` tokens (from the right)."
     if max_length < 0: raise ValueError(f"max_length must be >= 0, got {max_length}")
-    return enc if len(enc) <= max_length else _cut(enc, max_length)
+    if len(enc) <= max_length: return enc
+    n = max_length
+    return Encoding(enc.ids[:n], enc.tokens[:n], enc.offsets[:n], enc.word_ids[:n], enc.attention_mask[:n],
+                    None if enc.scores is None else enc.scores[:n])
 
 # %% ../../nbs/core/04_protocol.ipynb #837e994b
 def pad_batch(encodings: Sequence[Encoding], pad_id, length: int | None = None) -> list[Encoding]:

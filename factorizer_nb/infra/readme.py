@@ -9,8 +9,8 @@ from pathlib import Path
 from ..core.settings import atomic_write, project_root
 
 # %% auto #0
-__all__ = ['GENERATED_NOTICE', 'RESULTS_MARKER', 'LM_MARKER', 'LM_NOTEBOOKS', 'render_readme', 'results_table', 'lm_table',
-           'main']
+__all__ = ['GENERATED_NOTICE', 'RESULTS_MARKER', 'LM_MARKER', 'LM_NOTEBOOKS', 'README_MAX_CHARS', 'render_readme',
+           'results_table', 'lm_table', 'main']
 
 # %% ../../nbs/infra/93_readme.ipynb #e509691e
 GENERATED_NOTICE = "<!-- generated from nbs/index.ipynb by `make readme`; edit the notebook, not this file -->\n\n"
@@ -77,12 +77,18 @@ def lm_table(root: Path) -> str | None:
     return "\n".join(lines) + "\n"
 
 # %% ../../nbs/infra/93_readme.ipynb #94e87cca
+README_MAX_CHARS = 10_500      # a README of about two screens: detail goes to the docs pages it links
+
 def main(argv: list[str] | None = None) -> int:
-    "Write README.md from nbs/index.ipynb, or with `--check` exit 1 if it is out of date."
+    "Write README.md from nbs/index.ipynb, or with `--check` exit 1 if it is out of date; exit 1 if it is too long."
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--check", action="store_true", help="only compare, do not write")
     a, root = ap.parse_args(argv), project_root()
     text, out = render_readme(root / "nbs" / "index.ipynb", results_table(root), lm_table(root)), root / "README.md"
+    if len(text) > README_MAX_CHARS:
+        print(f"README.md would have {len(text):,} characters, over {README_MAX_CHARS:,}: move detail to docs/",
+              file=sys.stderr)
+        return 1
     if a.check:
         if out.exists() and out.read_text(encoding="utf-8") == text: return 0
         print("README.md differs from nbs/index.ipynb: run `make readme`", file=sys.stderr); return 1
