@@ -72,7 +72,8 @@ def pct(share: float) -> str:
     return f"{100 * share:.1f}%"
 
 # %% ../../nbs/core/06_claims.ipynb #30eadcaf
-VERDICTS = ("holds", "contradicted", "mixed", "not run", "illustration", "settings.ini", "measured")   # measured: no direction to test
+# measured: a result with no direction to test
+VERDICTS = ("holds", "contradicted", "mixed", "not run", "illustration", "settings.ini", "measured")
 
 def direction(checks) -> str:
     "The verdict of checks of the paper's direction: holds if all hold, contradicted if none does, else mixed."

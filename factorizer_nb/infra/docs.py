@@ -144,7 +144,8 @@ SITE_NAV = (
         ("Figures and tables", ("nbs/paper/3*",)),
         ("Library", ("nbs/bpe_vs_unigram/*",)))),
     ("Beyond the papers", (
-        ("Intrinsic measures", ("nbs/paper/48_*", "nbs/paper/summary/48_*", "nbs/downstream/49_*", "nbs/downstream/50_*")),)),
+        ("Intrinsic measures",
+         ("nbs/paper/48_*", "nbs/paper/summary/48_*", "nbs/downstream/49_*", "nbs/downstream/50_*")),)),
     ("Downstream", (
         ("Parsers and experiments", ("nbs/downstream/4*",)),
         ("Language models", ("nbs/downstream/lm/*",)))),
