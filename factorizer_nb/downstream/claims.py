@@ -6,14 +6,14 @@
 from __future__ import annotations
 import pandas as pd
 from ..core.claims import Claim, Ours, Outputs, direction
+from .tokenizer_points import FAMILIES
 
 # %% auto #0
-__all__ = ['PAPER', 'SUMMARY', 'FAMILY_ORDER', 'INTRINSIC', 'RENYI_VS_LAS', 'CLAIMS', 'intrinsic_summary', 'renyi_vs_las']
+__all__ = ['PAPER', 'SUMMARY', 'INTRINSIC', 'RENYI_VS_LAS', 'CLAIMS', 'intrinsic_summary', 'renyi_vs_las']
 
 # %% ../../nbs/downstream/50_claims.ipynb #a5876ae5
 PAPER = "Beyond the papers"
 SUMMARY = "paper/summary/48_intrinsic_languages.ipynb"
-FAMILY_ORDER = ("FACTORIZER", "BPE", "Unigram LM", "SaGe")
 
 def _span(values: pd.Series) -> str:
     "The range of whole numbers as 'a–b', or 'a' when they are all the same."
@@ -27,7 +27,7 @@ def intrinsic_summary(outputs: Outputs) -> Ours | None:
     main = table[table.main_point]
     renyi = main.groupby("family").renyi_efficiency.agg(["mean", "min", "max"])
     text = ", ".join(f"{f} {renyi.loc[f, 'mean']:.3f} ({renyi.loc[f, 'min']:.3f}–{renyi.loc[f, 'max']:.3f})"
-                     for f in FAMILY_ORDER if f in renyi.index)
+                     for f in FAMILIES if f in renyi.index)
     value = f"Rényi efficiency (α = 2.5), mean (range) over {main.lang.nunique()} languages: {text}"
     if "boundary_f1" in main and main.boundary_f1.notna().any():
         gold = main[main.boundary_f1.notna()]
@@ -37,8 +37,7 @@ def intrinsic_summary(outputs: Outputs) -> Ours | None:
     is_fz = main.family == "FACTORIZER"
     fz, others = main[is_fz].vocab_size, main[~is_fz].vocab_size
     note = (f"FACTORIZER at its default α_split, the others at their largest Figure 4 size; efficiency over each "
-            f"tokenizer's "
-            f"number of subwords: FACTORIZER's {_span(fz)}, the others' {_span(others)} (the "
+            f"tokenizer's number of subwords: FACTORIZER's {_span(fz)}, the others' {_span(others)} (the "
             f"table also divides by the units the text used, and FACTORIZER's by its 256³ triplets)")
     return Ours(value, "measured", note)
 
