@@ -78,7 +78,7 @@ class LazyEncoding(Encoding):
     def _of(cls, build: Callable[[], dict], n: int) -> "LazyEncoding":
         "A lazy encoding of `n` tokens whose lists `build()` returns as a dict of the fields."
         e = object.__new__(cls)
-        e.__dict__.update(_build=build, _n=n)
+        d = e.__dict__; d["_build"] = build; d["_n"] = n
         return e
 
     def __getstate__(self) -> dict:

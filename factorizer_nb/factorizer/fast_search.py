@@ -27,7 +27,8 @@ except ImportError:  # the tokenizer then uses the pure-Python search of `factor
 
 # %% auto #0
 __all__ = ['CHUNK_WORDS', 'PARALLEL_MIN_WORDS', 'WHITESPACE', 'BOW_CP', 'EOW_CP', 'ROW_FIELDS', 'SPECIAL_ENTRY', 'CHUNK_TEXTS',
-           'Splits', 'split_many', 'Rows', 'encode_rows', 'warm', 'encode_text']
+           'ROW_BLOCK', 'Splits', 'split_many', 'Rows', 'encode_rows', 'new_row_block', 'warm', 'TextEncoder',
+           'encode_text']
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #d21389b1
 if not HAVE_NUMBA:                                   # the kernels below stay plain Python functions
@@ -232,19 +233,23 @@ def _is_space(cp, whitespace):
     return False
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #34c5cfa5
+@njit(cache=True, inline="always")
+def _row_bound(buf, lo, hi, specials, whitespace):
+    "Upper bound of the token rows of the text buf[lo:hi]: every token covers at least one byte of its marked word."
+    p, words, in_word = lo, 0, False
+    while p < hi:
+        cp, n = _code_point(buf, p)
+        space = _is_space(cp, whitespace)
+        if not space and not in_word: words += 1
+        in_word, p = not space, p + n
+    return (hi - lo) + (len(BOW_BYTES) + len(EOW_BYTES)) * words + 2 * specials
+
 @njit(cache=True, nogil=True)
 def _row_bounds(buf, text_offs, specials, whitespace):
-    """Cumulated upper bound of each text's token rows ([texts + 1]): every token covers at least one byte of its marked
-    word."""
+    "Cumulated `_row_bound` of each text ([texts + 1])."
     out = np.zeros(len(text_offs), np.int64)
     for t in range(len(text_offs) - 1):
-        p, stop, words, in_word = text_offs[t], text_offs[t + 1], 0, False
-        while p < stop:
-            cp, n = _code_point(buf, p)
-            space = _is_space(cp, whitespace)
-            if not space and not in_word: words += 1
-            in_word, p = not space, p + n
-        out[t + 1] = out[t] + (stop - text_offs[t]) + (len(BOW_BYTES) + len(EOW_BYTES)) * words + 2 * specials
+        out[t + 1] = out[t] + _row_bound(buf, text_offs[t], text_offs[t + 1], specials, whitespace)
     return out
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #b2c12209
@@ -253,19 +258,33 @@ def _put(out, scores, k, r, g, b, start, end, word, entry, score):
     out[0, k], out[1, k], out[2, k], out[3, k] = r, g, b, start
     out[4, k], out[5, k], out[6, k], scores[k] = end, word, entry, score
 
+@njit(cache=True)
+def _scratch(m):
+    """The search's scratch arrays for marked words of up to m bytes: the marked word, the word's character at each
+    byte, the pieces' ends and entries, Dijkstra's distances, back pointers and entries, and its heap (costs, nodes)."""
+    return (np.empty(m, np.uint8), np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64),
+            np.empty(m + 1), np.empty(m + 1, np.int64), np.empty(m + 1, np.int64),
+            np.empty(8 * (m + 1), np.float64), np.empty(8 * (m + 1), np.int64))
+
 @njit(cache=True, nogil=True)
 def _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
                   specials, bow, eow,
                   whitespace, slot_offs, out, scores, row_len, redo, lo, hi):
     """Token rows of texts lo..hi (UTF-8 in buf[text_offs[t]:text_offs[t + 1]]) from out[:, slot_offs[t]]: see
     `ROW_FIELDS`."""
-    nb, ne, longest = len(bow), len(eow), 0
+    longest = 0
     for t in range(lo, hi): longest = max(longest, text_offs[t + 1] - text_offs[t])
-    m = longest + nb + ne
-    key, char_of = np.empty(m, np.uint8), np.empty(m, np.int64)  # the marked word; the word's character at each byte
-    ends, ents = np.empty(m, np.int64), np.empty(m, np.int64)
-    dist, prev, pent = np.empty(m + 1), np.empty(m + 1, np.int64), np.empty(m + 1, np.int64)
-    hc, hn = np.empty(8 * (m + 1), np.float64), np.empty(8 * (m + 1), np.int64)
+    _encode_texts(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
+                  specials, bow, eow, whitespace, slot_offs, out, scores, row_len, redo, lo, hi,
+                  _scratch(longest + len(bow) + len(eow)))
+
+# inlined: a call passes each array and counts its references
+@njit(cache=True, nogil=True, inline="always")
+def _encode_texts(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
+                  specials, bow, eow, whitespace, slot_offs, out, scores, row_len, redo, lo, hi, scratch):
+    "`_encode_range` with its `_scratch` arrays given; returns the heap's arrays, grown if the search grew them."
+    key, char_of, ends, ents, dist, prev, pent, hc, hn = scratch
+    nb, ne = len(bow), len(eow)
     key[:nb] = bow
     for t in range(lo, hi):
         p, stop, c, k, w = text_offs[t], text_offs[t + 1], 0, slot_offs[t], 0
@@ -306,6 +325,7 @@ def _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_
             _put(out, scores, k, CODEBOOK_SIZE + 2, CODEBOOK_SIZE + 2, CODEBOOK_SIZE + 2, c, c, -1, SPECIAL_ENTRY - 1,
                  0.0); k += 1
         row_len[t] = 0 if redo[t] else k - slot_offs[t]
+    return hc, hn
 
 CHUNK_TEXTS = 64          # texts per parallel task
 
@@ -361,45 +381,113 @@ def encode_rows(trie: Trie, texts: list[str], alpha_split: float, sigma_sample: 
         out, scores = out[:, keep], scores[keep]
     return Rows(out, scores, row_splits, redo)
 
-@njit(cache=True, nogil=True)
-def _encode_one(first, label, child, entry, logp, flat, buf, alpha_split, sigma_sample, seed, specials, bow, eow,
-                whitespace):
-    """(rows [7, tokens], scores, redo) of the one text in buf: `_encode_range` with its arrays made here, for a call
-    with no batch."""
-    text_offs = np.array([0, len(buf)], np.int64)
-    slot_offs = _row_bounds(buf, text_offs, specials, whitespace)
-    out, scores = np.empty((len(ROW_FIELDS), slot_offs[-1]), np.int32), np.empty(slot_offs[-1], np.float64)
-    row_len, redo, seeds = np.zeros(1, np.int64), np.zeros(1, np.bool_), np.full(1, seed, np.uint64)
-    _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, seeds, specials,
-                  bow, eow, whitespace,
-                  slot_offs, out, scores, row_len, redo, 0, 1)
-    return out[:, :row_len[0]], scores[:row_len[0]], redo[0]
+# %% ../../nbs/factorizer/08_fast_search.ipynb #68894287
+if HAVE_NUMBA:
+    from numba.experimental import structref
 
-_ONE_TEXT = []            # `_encode_one` compiled for `encode_text`'s argument types: its entry point (see below)
+    @structref.register
+    class _TextStateType(numba.types.StructRef):
+        def preprocess_fields(self, fields): return tuple((n, numba.types.unliteral(t)) for n, t in fields)
+
+    class TextState(structref.StructRefProxy):
+        "A trie's arrays and the scratch arrays of the one-text kernel, as one numba object (see `TextEncoder`)."
+
+    structref.define_boxing(_TextStateType, TextState)
+    _array = lambda dtype: numba.types.Array(numba.from_dtype(np.dtype(dtype)), 1, "C")
+    _TRIE_FIELDS = ("first", "label", "child", "entry", "logp", "flat")
+    _SCRATCH = dict(key=np.uint8, char_of=np.int64, ends=np.int64, ents=np.int64, dist=np.float64, prev=np.int64,
+                    pent=np.int64, hc=np.float64, hn=np.int64)                  # the order of `_scratch`
+    _TEXT_STATE = _TextStateType([(f, _array(TRIE_DTYPES[f])) for f in _TRIE_FIELDS]
+                                 + [(f, _array(d)) for f, d in _SCRATCH.items()]
+                                 + [("scores", _array(np.float64)), ("offs", _array(np.int64)),
+                                    ("row_len", _array(np.int64)), ("redo", _array(np.bool_)),
+                                    ("seeds", _array(np.uint64))])
+
+@njit(cache=True)
+def _new_text_state(first, label, child, entry, logp, flat):
+    "A `TextState` over the trie's arrays, with scratch for short words."
+    s = structref.new(_TEXT_STATE)
+    s.first, s.label, s.child, s.entry, s.logp, s.flat = first, label, child, entry, logp, flat
+    s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent, s.hc, s.hn = _scratch(32)
+    s.scores, s.offs, s.row_len = np.empty(0, np.float64), np.zeros(4, np.int64), np.zeros(1, np.int64)
+    s.redo, s.seeds = np.zeros(1, np.bool_), np.zeros(1, np.uint64)
+    return s
+
+@njit(cache=True)                      # keeps the GIL: a state's scratch and a block's count serve one call at a time
+def _encode_into(s, text, alpha_split, sigma_sample, seed, specials, block):
+    """Write the rows of the one UTF-8 `text` (`bytes`) into `block` (int32 [7, columns]) after the block[0, 0] columns
+    it has used: (first column, rows); (-1, 0) when `redo` would flag the text; (-2, columns needed) when the block has
+    no room (nothing written)."""
+    n, start = len(text), np.int64(block[0, 0])
+    bound = (1 + len(_BOW) + len(_EOW)) * n + 2 * specials           # `_row_bound` if every byte began a word
+    if start + bound > block.shape[1]: return -2, bound + 1
+    m = n + len(_BOW) + len(_EOW)
+    if m > len(s.key): s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent, s.hc, s.hn = _scratch(2 * m)
+    if len(s.scores) < block.shape[1]: s.scores = np.empty(block.shape[1], np.float64)
+    s.offs[0], s.offs[1], s.offs[2], s.offs[3] = 0, n, start, start + bound      # text_offs, then slot_offs
+    s.row_len[0], s.redo[0], s.seeds[0] = 0, False, seed
+    s.hc, s.hn = _encode_texts(s.first, s.label, s.child, s.entry, s.logp, s.flat, text, s.offs[:2], alpha_split,
+                               sigma_sample, s.seeds, specials, _BOW, _EOW, WHITESPACE, s.offs[2:], block, s.scores,
+                               s.row_len, s.redo, 0, 1,
+                               (s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent, s.hc, s.hn))
+    if s.redo[0]: return -1, 0
+    block[0, 0] = start + s.row_len[0]
+    return start, s.row_len[0]
+
+ROW_BLOCK = 2048          # columns of a row block: about 57 KB, the rows of several hundred words
+
+def new_row_block(columns: int = ROW_BLOCK) -> np.ndarray:
+    "An empty row block for `_encode_into`: int32 [7, columns], column 0 counting the used columns."
+    block = np.zeros((len(ROW_FIELDS), max(2, columns)), np.int32); block[0, 0] = 1
+    return block
+
+_ONE_TEXT = []            # `_encode_into` compiled for the types `TextEncoder` passes: its entry point (see below)
 
 def _one_text_kernel():
-    """`_encode_one` compiled (or read from numba's cache) for the types `encode_text` passes, as its entry point: a
-    call that skips numba's type dispatch, about 2 µs of a one-word call (the `Trie`'s arrays are always
-    C-contiguous, of `TRIE_DTYPES`: `build_trie` and the cache make them so)."""
+    """`_encode_into` compiled (or read from numba's cache) for (`TextState`, `bytes`, float, float, uint64, bool, int32
+    [7, columns]), as its entry point: a call that skips numba's type dispatch."""
     if not _ONE_TEXT:
-        array = lambda dtype, readonly=False: numba.types.Array(numba.from_dtype(np.dtype(dtype)), 1, "C",
-                                                                readonly=readonly)
-        trie = tuple(array(TRIE_DTYPES[f]) for f in ("first", "label", "child", "entry", "logp", "flat"))
-        sig = (*trie, array(np.uint8, True), numba.float64, numba.float64, numba.uint64, numba.boolean,
-               numba.typeof(_BOW), numba.typeof(_EOW), numba.typeof(WHITESPACE))
-        _encode_one.compile(sig)
-        _ONE_TEXT.append(_encode_one.overloads[sig].entry_point)
+        sig = (_TEXT_STATE, numba.types.Bytes(numba.uint8, 1, "C", readonly=True), numba.float64, numba.float64,
+               numba.uint64, numba.boolean, numba.types.Array(numba.int32, 2, "C"))
+        _encode_into.compile(sig)
+        _ONE_TEXT.append(_encode_into.overloads[sig].entry_point)
     return _ONE_TEXT[0]
 
 def warm() -> None:
-    "Load numba's one-text kernel now (and its runtime, about 0.5 s a process), not at the first `encode_text`."
+    "Load numba's one-text kernel now (and its runtime, about 0.5 s a process), not at the first call."
     if HAVE_NUMBA: _one_text_kernel()
 
+class TextEncoder:
+    "One-text calls of the compiled search on one trie: its `TextState`, the current row block, the kernel."
+    def __init__(self, trie: Trie):
+        if not HAVE_NUMBA: raise RuntimeError("TextEncoder needs numba; without it, use encode_rows")
+        self.trie, self.block, self.kernel = trie, new_row_block(), _one_text_kernel()
+        self.state = _new_text_state(*(getattr(trie, f) for f in _TRIE_FIELDS))
+
+    def __call__(self, text: str, alpha_split: float, sigma_sample: float = 0.0, seed: int = 0,
+                 specials: bool = False) -> tuple[np.ndarray, int, int] | None:
+        """(block, first column, rows) of `text`'s rows, which stay in that block; None when `encode_rows` would flag
+        the text in `redo`. `alpha_split` and `sigma_sample` must be floats."""
+        raw, block = text.encode("utf-8", "surrogatepass"), self.block
+        start, n = self.kernel(self.state, raw, alpha_split, sigma_sample, seed, specials, block)
+        if start == -2:                                  # full: a new block (a text longer than a block gets its own)
+            block = new_row_block(max(ROW_BLOCK, n))
+            if n <= ROW_BLOCK: self.block = block
+            start, n = self.kernel(self.state, raw, alpha_split, sigma_sample, seed, specials, block)
+        return None if start < 0 else (block, start, n)
+
+_ENCODERS: dict = {}      # id(trie) -> the trie's TextEncoder (which keeps the trie alive), for the last 8 tries
+
 def encode_text(trie: Trie, text: str, alpha_split: float, sigma_sample: float = 0.0, seed: int = 0,
-                specials: bool = False):
-    """`encode_rows` of one text on this thread, with the least Python around the kernel: (rows [7, tokens], scores,
-    redo)."""
-    kernel = _ONE_TEXT[0] if _ONE_TEXT else _one_text_kernel() if HAVE_NUMBA else _encode_one
-    return kernel(trie.first, trie.label, trie.child, trie.entry, trie.logp, trie.flat,
-                  np.frombuffer(text.encode("utf-8", "surrogatepass"), np.uint8),
-                  float(alpha_split), float(sigma_sample), np.uint64(seed), bool(specials), _BOW, _EOW, WHITESPACE)
+                specials: bool = False) -> np.ndarray | None:
+    """`encode_rows` of one text on this thread: its rows [7, tokens] (their scores are `trie.logp[rows[6]]`, 0 for
+    `[CLS]` and `[SEP]`), or None when `encode_rows` would flag it in `redo`."""
+    if not HAVE_NUMBA:
+        r = encode_rows(trie, [text], alpha_split, sigma_sample, [seed], specials)
+        return None if r.redo[0] else r.out
+    enc = _ENCODERS.get(id(trie))
+    if enc is None or enc.trie is not trie:
+        if len(_ENCODERS) >= 8: _ENCODERS.pop(next(iter(_ENCODERS)))
+        enc = _ENCODERS[id(trie)] = TextEncoder(trie)
+    hit = enc(text, float(alpha_split), float(sigma_sample), seed, bool(specials))
+    return None if hit is None else hit[0][:, hit[1]:hit[1] + hit[2]].copy()

@@ -62,7 +62,7 @@ def finite_number(name: str, x) -> float:
 class Factorizer(Tokenizer):
     "FACTORIZER tokenizer over a static `Vocabulary` (paper §3.2): optimal or sampled splits of each word."
     kind, id_shape, has_scores = "factorizer", (NUM_CODEBOOKS,), True
-    _CACHES = ("_word_cache", "_call_cache")
+    _CACHES = ("_word_cache", "_call_cache", "_text_encoder")
     def __init__(self, vocab: Vocabulary | str | Path, alpha_split: float = 0.1, sigma_sample: float = 0.0,
                  seed: int | None = None, unk: str = "word", cache_chars: int = 1 << 22, name: str = "FACTORIZER",
                  compiled: bool | None = None):
@@ -82,8 +82,8 @@ class Factorizer(Tokenizer):
                                                                      "installed")
         # False: the pure-Python reference search
         self.compiled = fast_search.HAVE_NUMBA if compiled is None else bool(compiled)
-        # ready now, so that the first encode is as fast as the next: the search arrays, numba's one-text kernel
-        if self.compiled: self.vocab.trie; fast_search.warm()
+        # ready now, so that the first encode is as fast as the next: the search arrays, the one-text kernel and state
+        if self.compiled: self._text_encoder = fast_search.TextEncoder(self.vocab.trie)
 
     @property
     def samples(self) -> bool: return self.sigma_sample > 0
@@ -237,13 +237,16 @@ def _encode_chunk(self: Factorizer, texts: list[str], add_special_tokens: bool, 
     return self._row_encodings(texts, add_special_tokens, num_workers, self._text_seeds(len(texts)))
 
 class _RowsCache(WordCache):
-    "`encode`'s cache of single words: word -> its kernel rows and scores, bounded by characters plus tokens."
+    "`encode`'s cache of single words: word -> its kernel rows, bounded by characters plus tokens."
     @staticmethod
-    def cost(word: str, rows: tuple) -> int: return len(word) + rows[0].shape[1]
+    def cost(word: str, rows: np.ndarray) -> int: return len(word) + rows.shape[1]
 
 @patch
-def _row_fields(self: Factorizer, out: np.ndarray, scores: np.ndarray) -> dict:
-    "The `Encoding` lists of one text's kernel rows, made as a batch's row is: what its `LazyEncoding` makes on use."
+def _row_fields(self: Factorizer, block: np.ndarray, start: int, n: int) -> dict:
+    """The `Encoding` lists of one text's kernel rows block[:, start:start + n], made as a batch's row is (scores: log p
+    of each entry, 0 for the special rows): what its `LazyEncoding` makes on use."""
+    out = block[:, start:start + n]
+    scores = np.where(out[6] >= 0, self.vocab.trie.logp[np.maximum(out[6], 0)], 0.0)
     return vars(self._kernel_encodings(out, scores, [0, out.shape[1]])[0])
 
 @patch
@@ -253,21 +256,27 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
     if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch "
                                                   "for a list of texts")
     if not self.compiled: return Tokenizer.encode(self, text, add_special_tokens)
-    cached = not self.samples and not add_special_tokens and self.cache_chars > 0
-    if cached:
+    samples, cache = self.sigma_sample > 0, None
+    if not samples and not add_special_tokens and self.cache_chars > 0:
         cache = self.__dict__.get("_call_cache")
         if cache is None: cache = self._call_cache = _RowsCache(self.cache_chars)
         hit = cache.entries.get(text)
         if hit is not None:
             cache.entries.move_to_end(text)
-            return LazyEncoding._of(partial(self._row_fields, *hit), hit[0].shape[1])
-    seed = self.rng.getrandbits(64) if self.samples else 0
-    out, scores, redo = fast_search.encode_text(self.vocab.trie, text, self.alpha_split, self.sigma_sample, seed,
-                                                add_special_tokens)
-    if redo or (add_special_tokens and _SPECIAL_RE.search(text)):
-        return self._encode_texts([text], add_special_tokens, 1, [seed] if self.samples else None)[0]
-    if cached and text.split() == [text]: cache.get(text, lambda _: (out, scores))      # a single word: cached
-    return LazyEncoding._of(partial(self._row_fields, out, scores), out.shape[1])
+            return LazyEncoding._of(partial(self._row_fields, hit, 0, hit.shape[1]), hit.shape[1])
+    seed = self.rng.getrandbits(64) if samples else 0
+    one = self.__dict__.get("_text_encoder")
+    if one is None: one = self._text_encoder = fast_search.TextEncoder(self.vocab.trie)
+    block = one.block                                    # `TextEncoder.__call__` inlined: a Python call less
+    start, n = one.kernel(one.state, text.encode("utf-8", "surrogatepass"), self.alpha_split, self.sigma_sample, seed,
+                          add_special_tokens, block)
+    if start == -2:                                      # the block is full: the call again, with a new one
+        block, start, n = one(text, self.alpha_split, self.sigma_sample, seed, add_special_tokens) or (None, -1, 0)
+    if start < 0 or (add_special_tokens and _SPECIAL_RE.search(text)):
+        return self._encode_texts([text], add_special_tokens, 1, [seed] if samples else None)[0]
+    # a single word is cached, in an array of its own (not pinning the block)
+    if cache is not None and text.split() == [text]: cache.get(text, lambda _: block[:, start:start + n].copy())
+    return LazyEncoding._of(partial(self._row_fields, block, start, n), n)
 Factorizer.__call__ = Factorizer.encode
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #602ec6cf
