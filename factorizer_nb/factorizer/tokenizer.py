@@ -274,8 +274,9 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
         block, start, n = one(text, self.alpha_split, self.sigma_sample, seed, add_special_tokens) or (None, -1, 0)
     if start < 0 or (add_special_tokens and _SPECIAL_RE.search(text)):
         return self._encode_texts([text], add_special_tokens, 1, [seed] if samples else None)[0]
-    # a single word is cached, in an array of its own (not pinning the block)
-    if cache is not None and text.split() == [text]: cache.get(text, lambda _: block[:, start:start + n].copy())
+    # a text of one word (its last row is of word 0) is cached, in an array of its own (not pinning the block)
+    if cache is not None and n and block[5, start + n - 1] == 0:
+        cache.get(text, lambda _: block[:, start:start + n].copy())
     return LazyEncoding._of(partial(self._row_fields, block, start, n), n)
 Factorizer.__call__ = Factorizer.encode
 
