@@ -424,15 +424,16 @@ def _encode_into(s, text, alpha_split, sigma_sample, seed, specials, block):
     m = n + len(_BOW) + len(_EOW)
     if m > len(s.key): s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent, s.hc, s.hn = _scratch(2 * m)
     if len(s.scores) < block.shape[1]: s.scores = np.empty(block.shape[1], np.float64)
-    s.offs[0], s.offs[1], s.offs[2], s.offs[3] = 0, n, start, start + bound      # text_offs, then slot_offs
-    s.row_len[0], s.redo[0], s.seeds[0] = 0, False, seed
-    s.hc, s.hn = _encode_texts(s.first, s.label, s.child, s.entry, s.logp, s.flat, text, s.offs[:2], alpha_split,
-                               sigma_sample, s.seeds, specials, _BOW, _EOW, WHITESPACE, s.offs[2:], block, s.scores,
-                               s.row_len, s.redo, 0, 1,
+    offs, row_len, redo, seeds = s.offs, s.row_len, s.redo, s.seeds   # each field read once: a read counts a reference
+    offs[0], offs[1], offs[2], offs[3] = 0, n, start, start + bound   # text_offs, then slot_offs
+    row_len[0], redo[0], seeds[0] = 0, False, seed
+    s.hc, s.hn = _encode_texts(s.first, s.label, s.child, s.entry, s.logp, s.flat, text, offs[:2], alpha_split,
+                               sigma_sample, seeds, specials, _BOW, _EOW, WHITESPACE, offs[2:], block, s.scores,
+                               row_len, redo, 0, 1,
                                (s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent, s.hc, s.hn))
-    if s.redo[0]: return -1, 0
-    block[0, 0] = start + s.row_len[0]
-    return start, s.row_len[0]
+    if redo[0]: return -1, 0
+    block[0, 0] = start + row_len[0]
+    return start, row_len[0]
 
 ROW_BLOCK = 2048          # columns of a row block: about 57 KB, the rows of several hundred words
 
