@@ -87,10 +87,11 @@ class SaGePointConfig:
     sage: dict  # the sage_* values and seed: `SaGeSettings.from_settings`, and the pins' fingerprint
 
     @classmethod
-    def from_settings(cls, S) -> "SaGePointConfig":
+    def from_settings(cls, settings) -> "SaGePointConfig":
         "The config of merged settings (`load_settings`)."
-        return cls(S["text"], int(S["sage_initial_vocab"]), int(S["sage_final_vocab"]), float(S["sage_n"]),
-                   {k: v for k, v in S.items() if k.startswith("sage_") or k == "seed"})
+        return cls(settings["text"], int(settings["sage_initial_vocab"]), int(settings["sage_final_vocab"]),
+                   float(settings["sage_n"]),
+                   {k: v for k, v in settings.items() if k.startswith("sage_") or k == "seed"})
 
 def sage_vocabulary(lines: Sequence[str], initial_size: int, sage: dict, out: Path, pins: Pins | None = None,
                     progress: bool = False) -> list:

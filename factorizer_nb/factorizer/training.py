@@ -132,9 +132,9 @@ class VQConfig:
         return name if name == "seed" else f"vq_{name}"
 
     @classmethod
-    def from_settings(cls, S: dict) -> VQConfig:
+    def from_settings(cls, settings: dict) -> VQConfig:
         "The config in a merged settings dict (`load_settings(lang, profile)`); other keys are ignored."
-        return config_from(cls, S, "vq_", keys={"seed": "seed"})
+        return config_from(cls, settings, "vq_", keys={"seed": "seed"})
 
 # %% ../../nbs/factorizer/11_training.ipynb #556bfa33
 @patch

@@ -107,11 +107,12 @@ class LMSpecsConfig:
     sage: SaGePointConfig
 
     @classmethod
-    def from_settings(cls, S) -> "LMSpecsConfig":
+    def from_settings(cls, settings) -> "LMSpecsConfig":
         "The config of merged settings (`load_settings`)."
-        return cls(int(S["lm_bpe_size"]), float(S["alpha_split"]), int(S["lm_extra_layers"]), float(S["bpe_dropout"]),
-                   float(S["sigma_sample"]), int(S["seed"]), int(S["lm_max_paragraphs"]),
-                   SaGePointConfig.from_settings(S))
+        s = settings
+        return cls(int(s["lm_bpe_size"]), float(s["alpha_split"]), int(s["lm_extra_layers"]), float(s["bpe_dropout"]),
+                   float(s["sigma_sample"]), int(s["seed"]), int(s["lm_max_paragraphs"]),
+                   SaGePointConfig.from_settings(s))
 
 # %% ../../../nbs/downstream/lm/04_finetune.ipynb #1a2cc6ad
 def lm_specs(c: LMSpecsConfig, vocab_file: str | Path, counts, work: str | Path,
