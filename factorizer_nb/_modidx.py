@@ -640,8 +640,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                             'factorizer_nb/downstream/lm/finetune.py'),
                                                       'factorizer_nb.downstream.lm.finetune.finetune_build': ( 'downstream/lm/finetune.html#finetune_build',
                                                                                                                'factorizer_nb/downstream/lm/finetune.py'),
-                                                      'factorizer_nb.downstream.lm.finetune.finetune_training': ( 'downstream/lm/finetune.html#finetune_training',
-                                                                                                                  'factorizer_nb/downstream/lm/finetune.py'),
                                                       'factorizer_nb.downstream.lm.finetune.lm_specs': ( 'downstream/lm/finetune.html#lm_specs',
                                                                                                          'factorizer_nb/downstream/lm/finetune.py')},
             'factorizer_nb.downstream.lm.model': { 'factorizer_nb.downstream.lm.model.Block': ( 'downstream/lm/model.html#block',

@@ -181,14 +181,14 @@ def test_cpu_profile_finetuning_resumes_exactly(tokenizers, tmp_path):
     from factorizer_nb.core.settings import load_settings
     from factorizer_nb.downstream.ud_data import read_treebank
     from factorizer_nb.downstream.parser import ParserConfig
-    from factorizer_nb.downstream.parser_training import train_parser, LOG as PARSER_LOG, FINAL as PARSER_FINAL
-    from factorizer_nb.downstream.lm.finetune import finetune_build, finetune_training
+    from factorizer_nb.downstream.parser_training import ParserTraining, train_parser, LOG as PARSER_LOG, FINAL as PARSER_FINAL
+    from factorizer_nb.downstream.lm.finetune import finetune_build
     C = load_settings("en", "cpu")
     tok = tokenizers["bpe"]
     lm_path = train_lm(tok, TEXTS * 4, tmp_path / "lm", config=TINY, training=LMTraining(steps=2, batch_size=4, micro_batch=4, seq_len=32,
                        warmup_steps=1, optimizer="adamw", checkpoint_every=2), progress=False)
     build, build_id = finetune_build(lm_path)
-    ft = replace(finetune_training(C), epochs=3, batch_size=8)
+    ft = replace(ParserTraining.from_settings(C, finetune=True), epochs=3, batch_size=8)
     assert (ft.lr_initial, C["ft_eval_every"]) == (1e-3, 1) and C["ud_train_sentences"] == 0
     train, dev = read_treebank(C["parser_train"])[:24], read_treebank(C["parser_dev"])[:8]
     config = ParserConfig.from_settings(C)

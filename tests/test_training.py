@@ -33,7 +33,8 @@ def test_resumed_run_matches_uninterrupted_run(tmp_path):
     S = dict(load_settings("en", "tiny"), vq_steps=4, vq_checkpoint_every=2, vq_batch_size=8)
     cfg, counts = VQConfig.from_settings(S), word_counts("wordfreq:en", top_n=200)
     full = load_checkpoint(train(counts, tmp_path / "full", cfg, progress=False))
-    train(counts, tmp_path / "cut", S, stop_after=1, progress=False)              # the settings dict is accepted too
+    train(counts, tmp_path / "cut", cfg, stop_after=1, progress=False)
+    with pytest.raises(TypeError, match="VQConfig"): train(counts, tmp_path / "cut", S, progress=False)   # settings: a config first
     resumed = load_checkpoint(train(counts, tmp_path / "cut", cfg, progress=False))
     assert resumed["step"] == full["step"] == 4
     for part in ("model", "ema"):

@@ -140,7 +140,7 @@ def aso_eps_min(a: Sequence[float], b: Sequence[float], *, seed: int, comparison
 @dataclass
 class ParserExperiment:
     "The settings, run directory, UD splits, seeds and parser configuration one language's parser notebooks share."
-    S: dict
+    settings: dict
     work: Path  # runs/<lang> (or runs/<lang>-<profile>): the FACTORIZER vocabulary and the parser runs
     train_total: int                    # sentences in the whole training treebank
     train: list                         # its first `ud_train_sentences` (all if 0): only these are read
@@ -158,19 +158,21 @@ class ParserExperiment:
     @classmethod
     def setup(cls, lang: str, profile: str, work_dir=None, device: str | None = None) -> "ParserExperiment":
         "Read the settings and the language's parser treebanks; `device` None: a GPU where there is one."
-        S = load_settings(lang, profile)
-        if S["parser_train"] in ("", "-") or S["parser_dev"] in ("", "-"):
+        settings = load_settings(lang, profile)
+        if settings["parser_train"] in ("", "-") or settings["parser_dev"] in ("", "-"):
             raise ValueError(f"{lang} has no training and dev treebank (parser_train/parser_dev in settings.ini)")
-        ledgers, first = project_root() / "data" / "ledger", lambda key: int(S[key]) or None    # 0: every sentence
-        train_text = read_text(S["parser_train"])  # read once: counted, and its first sentences parsed
-        return cls(S, Path(work_dir) if work_dir else run_dir(lang, profile=profile), count_sentences(train_text),
-                   parse_conllu(train_text, S["parser_train"], limit=first("ud_train_sentences")),
-                   read_treebank(S["parser_dev"], limit=first("ud_dev_sentences")),
-                   [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))],
-                   ParserConfig.from_settings(S), ParserTraining.from_settings(S),
+        ledgers = project_root() / "data" / "ledger"
+        first = lambda key: int(settings[key]) or None    # 0: every sentence
+        train_text = read_text(settings["parser_train"])  # read once: counted, and its first sentences parsed
+        work = Path(work_dir) if work_dir else run_dir(lang, profile=profile)
+        return cls(settings, work, count_sentences(train_text),
+                   parse_conllu(train_text, settings["parser_train"], limit=first("ud_train_sentences")),
+                   read_treebank(settings["parser_dev"], limit=first("ud_dev_sentences")),
+                   [int(settings["seed"]) + k for k in range(int(settings["ud_seeds"]))],
+                   ParserConfig.from_settings(settings), ParserTraining.from_settings(settings),
                    device or ("cuda" if torch.cuda.is_available() else "cpu"),
                    Path(work_dir) / "ledger" if work_dir else ledgers / f"{lang}-{profile}",
-                   tuple(ledgers / f"{lang}-{p}" for p in str(S.get("ud_ledger_shared") or "").split()))
+                   tuple(ledgers / f"{lang}-{p}" for p in str(settings.get("ud_ledger_shared") or "").split()))
 
     @property
     def grid_root(self) -> Path: return self.work / "ud" / "fig4"         # shared by Figures 4 and 6 and the ablation
@@ -180,12 +182,12 @@ class ParserExperiment:
 
     def counts(self) -> list[tuple[str, int]]:
         "The word list the VQ-VAE was trained on, which BPE and Unigram LM are trained on too."
-        return training_counts(WordList.from_settings(self.S), top_n=self.S["vq_top_words"])
+        return training_counts(WordList.from_settings(self.settings), top_n=self.settings["vq_top_words"])
 
     def note(self) -> str:
         "The language's data notes (substitute splits), and a dev subset if one is used, for captions."
         subset = (f" Scored on the first {len(self.dev):,} dev sentences only "
-                  "(ud_dev_sentences).") if int(self.S["ud_dev_sentences"]) else ""
+                  "(ud_dev_sentences).") if int(self.settings["ud_dev_sentences"]) else ""
         shared = (f" A run that the ledger of profile "
                   f"{', '.join(repr(p.name.split('-', 1)[1]) for p in self.shared_ledgers)} records under the same "
                   f"fingerprint (tokenizer, data, settings and seed) is read back from it, not "
@@ -193,7 +195,7 @@ class ParserExperiment:
         return (
             subset
             + shared
-            + "".join(f" Data note: {self.S[k]}." for k in ("parser_note", "data_note") if self.S.get(k))
+            + "".join(f" Data note: {self.settings[k]}." for k in ("parser_note", "data_note") if self.settings.get(k))
         )
 
     def grid(self, points: Sequence[Point], progress: bool = True, workers: int = 1, ledger: bool = False,
@@ -206,7 +208,8 @@ class ParserExperiment:
         self.read_shared |= bool(ledger and self.shared_ledgers)
         return run_grid(points, self.train, self.dev, self.grid_root, self.seeds, config=self.config,
                         training=self.training,
-                        device=self.device, progress=progress, eval_every=self.S["ud_eval_every"], workers=workers,
+                        device=self.device, progress=progress, eval_every=self.settings["ud_eval_every"],
+                        workers=workers,
                         ledger=(pins.root.parent if pinned else self.ledger_dir) if ledger else None,
                         shared_ledgers=self.shared_ledgers if ledger else (),
                         ledger_only=bool(pins and pins.mode == "use"))

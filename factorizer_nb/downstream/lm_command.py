@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         if unknown := [m for m in names if m not in LM_MODELS] or not names:
             raise ValueError(f"unknown models {unknown}; known: {', '.join(LM_MODELS)}")
         exp = LMExperiment.setup(a.lang, a.profile, a.work_dir, a.device, a.processes, ledger=a.complete)
-        fractions = parse_fractions(a.fractions or (exp.S["lm_fractions"] if a.complete else "1"))
+        fractions = parse_fractions(a.fractions or (exp.settings["lm_fractions"] if a.complete else "1"))
         specs = sorted(exp.specs(names), key=lambda sp: names.index(sp.name))
     except (KeyError, ValueError, FileNotFoundError) as e: raise SystemExit(f"lm_command: {e}") from None
     if a.tokenizers_only:

@@ -21,7 +21,7 @@ from .lm.model import num_parameters
 from .lm.data import texts_sha256, packed_rows
 from .lm.training import lm_recipe, load_lm, LOG, FINAL as LM_FINAL
 from .lm.evaluation import pseudo_perplexity, unigram_perplexity, factorized_unigram_perplexity
-from .lm.finetune import LMSpec, LMSpecsConfig, lm_specs, finetune_build, finetune_training
+from .lm.finetune import LMSpec, LMSpecsConfig, lm_specs, finetune_build
 from .lm.cli import PretrainSetup, pretrain, pretrain_fingerprint
 
 
@@ -49,11 +49,11 @@ class LMExperiment(ParserExperiment):
               workers: int | None = None, ledger: bool = False) -> "LMExperiment":
         "Read the settings and the language's parser treebanks; `device` None: a GPU where there is one."
         base = ParserExperiment.setup(lang, profile, work_dir, device)
-        S = base.S
+        settings = base.settings
         shared = {f.name: getattr(base, f.name) for f in fields(ParserExperiment)}
-        return cls(**shared | dict(seeds=[int(S["seed"]) + k for k in range(int(S["lm_seeds"]))]),
-                   processes=int(processes or S["lm_processes"]),
-                   workers=int(workers or S.get("lm_workers") or 1), ledger=bool(ledger))
+        return cls(**shared | dict(seeds=[int(settings["seed"]) + k for k in range(int(settings["lm_seeds"]))]),
+                   processes=int(processes or settings["lm_processes"]),
+                   workers=int(workers or settings.get("lm_workers") or 1), ledger=bool(ledger))
 
     @property
     def parallel(self) -> int:
@@ -65,7 +65,7 @@ class LMExperiment(ParserExperiment):
 
     def specs(self, names: Sequence[str] | None = None) -> list[LMSpec]:
         "The models `names` (default: all of `LM_MODELS`), tokenizers trained on the VQ-VAE's word list."
-        return lm_specs(LMSpecsConfig.from_settings(self.S), self.vocab_file(), self.counts(),
+        return lm_specs(LMSpecsConfig.from_settings(self.settings), self.vocab_file(), self.counts(),
                         self.lm_dir / "tokenizers", names)
 
     def run_dir(self, spec: LMSpec, fraction: float = 1.0) -> Path:
@@ -81,7 +81,7 @@ class LMExperiment(ParserExperiment):
     @property
     def pretrain_setup(self) -> PretrainSetup:
         "What pretraining reads from this experiment's settings (read anew: a test may change them)."
-        return PretrainSetup.from_settings(self.S)
+        return PretrainSetup.from_settings(self.settings)
 
     def pretrain_fingerprint(self, spec: LMSpec, fraction: float = 1.0) -> dict:
         """The fingerprint of `spec`'s pretraining on `fraction` of the text, without the model (worked out once per
@@ -218,7 +218,7 @@ def _perplexity(self: LMExperiment, spec: LMSpec, held: Sequence[str], train: Se
     """Parameters, pretraining speed and held-out pseudo-perplexity (deterministic tokenizer) of `spec`'s pretrained
     model; with `train`, the unigram model's beside it (and, for a factorized head, the factorized unigram model's).
     Read back from the ledger where it has them; the model is pretrained only if needed."""
-    seq_len, groups, seed = int(self.S["lm_seq_len"]), int(self.S["lm_ppl_groups"]), int(self.S["seed"])
+    seq_len, groups, seed = (int(self.settings[k]) for k in ("lm_seq_len", "lm_ppl_groups", "seed"))
     fp = dict(lm=self.recipe(spec, fraction), eval_tokenizer=tokenizer_sha256(spec.eval_tokenizer),
               held_sha256=texts_sha256(held),
               train_sha256=None if train is None else texts_sha256(train), seq_len=seq_len, groups=groups, seed=seed)
@@ -267,7 +267,7 @@ def _finetune_runs(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, pret
             dev=self.dev,
             out_dir=self.run_dir(spec, fraction) / kind / f"seed{seed}",
             config=self.config,
-            training=finetune_training(self.S, seed),
+            training=ParserTraining.from_settings(self.settings, seed, finetune=True),
             device=self.device,
             progress=progress and self.parallel == 1,
             build=build,
@@ -312,7 +312,7 @@ def _finetune(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, n_avg: in
     """Fine-tune `spec`'s pretrained model on UD for every seed (`parallel` at a time); one row per seed and evaluation
     (sampling models: deterministic and averaged); `pretrained`, `lstm_layers`: `finetune_build`'s controls. What the
     ledger has is read back; the model is pretrained only if something is missing."""
-    n_avg = int(n_avg or self.S["ud_averaging_samples"])
+    n_avg = int(n_avg or self.settings["ud_averaging_samples"])
     kind, label = finetune_kind(pretrained, lstm_layers)
     name = spec.name + ("" if kind == "ud" else f" ({label})")
     kws, rows = self.finetune_runs(spec, fraction, pretrained, lstm_layers, progress), []
@@ -342,13 +342,13 @@ def _noise_inputs(self: LMExperiment) -> dict[float, list[list[str]]]:
     """Figure 6's altered dev words, as `noise` takes them: {p_noise: each dev sentence's words} for every level of
     `fig6_noise`, seeded by the profile's seed."""
     return {float(p): noisy_forms(self.dev, float(p),
-                                  seed=int(self.S["seed"])) for p in str(self.S["fig6_noise"]).split()}
+                                  seed=int(self.settings["seed"])) for p in str(self.settings["fig6_noise"]).split()}
 LMExperiment.noise_inputs = _noise_inputs
 
 @property
 def _ft_eval_every(self: LMExperiment) -> int:
     "Fine-tuning scores dev every this many epochs (`ft_eval_every`; 0 or unset: after the last epoch only)."
-    return int(self.S.get("ft_eval_every") or finetune_training(self.S).epochs)
+    return int(self.settings.get("ft_eval_every") or ParserTraining.from_settings(self.settings, finetune=True).epochs)
 LMExperiment.ft_eval_every = _ft_eval_every
 
 def _scratch(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, progress: bool = True) -> pd.DataFrame:
@@ -356,8 +356,9 @@ def _scratch(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, progress: 
     time): the row pretraining has to beat."""
     kws = [dict(tokenizer=spec.tokenizer, train=self.train, dev=self.dev,
                 out_dir=self.run_dir(spec, fraction) / "scratch" / f"seed{seed}", config=self.config,
-                training=replace(ParserTraining.from_settings(self.S, seed),
-                                 epochs=finetune_training(self.S, seed).epochs), device=self.device,
+                training=replace(ParserTraining.from_settings(self.settings, seed),
+                                 epochs=ParserTraining.from_settings(self.settings, seed, finetune=True).epochs),
+                device=self.device,
                 progress=progress and self.parallel == 1, eval_every=self.ft_eval_every,
                 ledger=self.record(spec, fraction, "scratch", f"seed{seed}.json"))
            for seed in self.seeds]

@@ -42,7 +42,9 @@ class ParserTraining:
     seed: int = 42
 
     @classmethod
-    def from_settings(cls, settings: dict, seed: int | None = None) -> "ParserTraining":
+    def from_settings(cls, settings: dict, seed: int | None = None, finetune: bool = False) -> "ParserTraining":
+        "Table 7's values (`ud_<field>`); `finetune`: any `ft_<field>` (a profile's fine-tuning choice) in their place."
+        if finetune: settings = {**settings, **{f"ud_{k[3:]}": v for k, v in settings.items() if k.startswith("ft_")}}
         return config_from(cls, settings, "ud_", keys={"seed": "seed"},
                            **({} if seed is None else dict(seed=int(seed))))
 

@@ -418,11 +418,12 @@ class Stepper:
         rows, self.rows = self.rows, []
         return rows
 
-def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, cfg: VQConfig | dict,
+def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, cfg: VQConfig,
           device: str | torch.device = "cpu",
           stop_after: int | None = None, progress: bool = True, provenance: dict | None = None, fast=None) -> Path:
     "Train (or resume, under the same fingerprint) a VQ-VAE on a word list (`fast`: a `FastPath`); its checkpoint."
-    if isinstance(cfg, dict): cfg = VQConfig.from_settings(cfg)            # a merged settings dict
+    if not isinstance(cfg, VQConfig):
+        raise TypeError(f"train takes a VQConfig (VQConfig.from_settings(settings)), not {type(cfg).__name__}")
     out_dir, device, (rank, world) = Path(out_dir), torch.device(device), _world()
     out_dir.mkdir(parents=True, exist_ok=True)
     ckpt_path, log_path = out_dir / "checkpoint.pt", out_dir / "train_log.csv"

@@ -181,16 +181,16 @@ def trained_vocabulary(lang: str, profile: str, out_dir: str | Path, top_words: 
                        device: str = "cpu") -> tuple[Path, Path, VQConfig, list]:
     """Train (or resume) `profile`'s VQ-VAE for `lang` in `out_dir` on the top `top_words` list entries (None: the
     profile's; 0: all), read its vocabulary out once: (vocab file, checkpoint, config, counts)."""
-    P, out_dir = load_settings(lang, profile), Path(out_dir)
-    top_words = int(P["vq_top_words"]) if top_words is None else int(top_words)
-    cfg, counts = replace(VQConfig.from_settings(P),
-                          top_words=top_words), training_counts(WordList.from_settings(P), top_n=top_words or None)
+    settings, out_dir = load_settings(lang, profile), Path(out_dir)
+    top_words = int(settings["vq_top_words"]) if top_words is None else int(top_words)
+    cfg = replace(VQConfig.from_settings(settings), top_words=top_words)
+    counts = training_counts(WordList.from_settings(settings), top_n=top_words or None)
     ckpt = train(counts, out_dir / "vqvae", cfg, device=device, progress=False,
                  provenance=dict(lang=lang, profile=profile))
     if not (out_dir / "vocab.dawg").exists():
-        vocab, _ = infer_vocabulary(ckpt, add_log_prior=P["vocab_add_log_prior"],
-                                    byte_fallback=P["vocab_byte_fallback"],
-                                    batch_size=P["vocab_batch_size"], device=device, progress=False)
+        vocab, _ = infer_vocabulary(ckpt, add_log_prior=settings["vocab_add_log_prior"],
+                                    byte_fallback=settings["vocab_byte_fallback"],
+                                    batch_size=settings["vocab_batch_size"], device=device, progress=False)
         vocab.save(out_dir / "vocab.dawg")
     return out_dir / "vocab.dawg", Path(ckpt), cfg, counts
 

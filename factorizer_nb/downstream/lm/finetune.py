@@ -19,7 +19,7 @@ from .training import lm_recipe, load_lm
 from ...core.settings import load_checkpoint
 
 # %% auto #0
-__all__ = ['LM_MODELS', 'LMParser', 'LMParserBuild', 'finetune_build', 'finetune_training', 'LMSpec', 'LMSpecsConfig', 'lm_specs']
+__all__ = ['LM_MODELS', 'LMParser', 'LMParserBuild', 'finetune_build', 'LMSpec', 'LMSpecsConfig', 'lm_specs']
 
 # %% ../../../nbs/downstream/lm/04_finetune.ipynb #2379ebda
 class LMParser(Parser):
@@ -71,12 +71,6 @@ def finetune_build(lm_path: str | Path, *, pretrained: bool = True, lstm_layers:
     recipe = recipe or lm_recipe(load_checkpoint(lm_path)["fingerprint"])
     build_id = f"lm{'' if pretrained else '-shape'}:{recipe}" + (f"+bilstm{lstm_layers}" if lstm_layers else "")
     return LMParserBuild(str(lm_path), pretrained, lstm_layers), build_id
-
-def finetune_training(s: dict, seed: int | None = None):
-    ("Table 7's `ParserTraining`, with any `ft_<field>` setting (a profile's fine-tuning choice) "
-     "in place of `ud_<field>`.")
-    from factorizer_nb.downstream.parser_training import ParserTraining
-    return ParserTraining.from_settings({**s, **{f"ud_{k[3:]}": v for k, v in s.items() if k.startswith("ft_")}}, seed)
 
 # %% ../../../nbs/downstream/lm/04_finetune.ipynb #885d2305
 @dataclass
