@@ -343,17 +343,17 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     device = "cuda" if a.device in ("auto", "cuda") and torch.cuda.is_available() else "cpu"
     try:
-        S = load_settings(a.lang, a.profile)
-        if S["parser_train"] == "-" or S["parser_dev"] == "-":
+        settings = load_settings(a.lang, a.profile)
+        if settings["parser_train"] == "-" or settings["parser_dev"] == "-":
             raise ValueError(
                 f"{a.lang} has no training and dev treebank (parser_train/parser_dev in settings.ini)"
             )
         if not Path(a.tokenizer).is_file(): raise ValueError(f"no tokenizer file {a.tokenizer}")
         tok = load_tokenizer(a.tokenizer)
-        train, dev = read_treebank(S["parser_train"]), read_treebank(S["parser_dev"])
-        scores = train_parser(tok, train[:S["ud_train_sentences"] or None], dev, a.out,
-                              config=ParserConfig.from_settings(S),
-                              training=ParserTraining.from_settings(S, a.seed), device=device)
+        train, dev = read_treebank(settings["parser_train"]), read_treebank(settings["parser_dev"])
+        scores = train_parser(tok, train[:settings["ud_train_sentences"] or None], dev, a.out,
+                              config=ParserConfig.from_settings(settings),
+                              training=ParserTraining.from_settings(settings, a.seed), device=device)
     except (KeyError, ValueError, DataError) as e:  # unknown language/profile, bad files, another run's checkpoint
         raise SystemExit(f"parser_training: {e.args[0] if isinstance(e, KeyError) and e.args else e}") from None
     print(json.dumps({k: round(v, 2) for k, v in scores.items()}))

@@ -473,9 +473,9 @@ def main(argv: list[str] | None = None) -> int:
     device = torch.device(f"cuda:{local}" if cuda else "cpu")
     if cuda: torch.cuda.set_device(device)
     try:
-        S = load_settings(a.lang, a.profile)
-        cfg = VQConfig.from_settings(S)
-        path = train(training_counts(WordList.from_settings(S), top_n=cfg.top_words), a.out, cfg, device,
+        settings = load_settings(a.lang, a.profile)
+        cfg = VQConfig.from_settings(settings)
+        path = train(training_counts(WordList.from_settings(settings), top_n=cfg.top_words), a.out, cfg, device,
                      provenance=dict(lang=a.lang, profile=a.profile))
     # unknown language or profile, another run's checkpoint, missing data
     except (KeyError, ValueError, DataError) as e:

@@ -117,8 +117,8 @@ def measure(profile: str = "paper", device: str | None = None, vq_steps: int = 3
     """Time the parts on `device` (CUDA if there is one; `padded_steps=0`, or a profile already in one chunk, leaves the
     one-chunk VQ-VAE out); the measurement, also written to `raw` after each part."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    S = load_settings("en", profile)
-    if int(S["vq_length_buckets"]) == 1: padded_steps = 0  # the first part already runs one padded chunk
+    settings = load_settings("en", profile)
+    if int(settings["vq_length_buckets"]) == 1: padded_steps = 0  # the first part already runs one padded chunk
     out = dict(profile=profile,
                params=dict(vq_steps=vq_steps, lm_steps=lm_steps, micro_batch=micro_batch, triplets=triplets,
                batch_size=batch_size, padded_steps=padded_steps), environment=environment(device), rows=[])
@@ -126,12 +126,13 @@ def measure(profile: str = "paper", device: str | None = None, vq_steps: int = 3
         out["rows"].append(row)
         if raw: atomic_write(Path(raw),
                              lambda t: t.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8"))
-    words, vq_cfg = WordList.from_settings(S), VQConfig.from_settings(S)
+    words, vq_cfg = WordList.from_settings(settings), VQConfig.from_settings(settings)
     sampler = WordSampler(training_counts(words, top_n=vq_cfg.top_words))
     vq, model = vqvae_check(vq_cfg, device, vq_steps, sampler); done(vq)
     if padded_steps: done(vqvae_check(vq_cfg, device, padded_steps, sampler, one_chunk=True)[0])
-    lm_cfg = LMConfig.from_settings(S, int(S["lm_extra_layers"]))
-    done(lm_check(words, float(S["alpha_split"]), lm_cfg, LMTraining.from_settings(S), device, lm_steps, micro_batch))
+    lm_cfg = LMConfig.from_settings(settings, int(settings["lm_extra_layers"]))
+    lm_training = LMTraining.from_settings(settings)
+    done(lm_check(words, float(settings["alpha_split"]), lm_cfg, lm_training, device, lm_steps, micro_batch))
     done(inference_check(model, device, triplets, batch_size))
     return out
 
@@ -155,7 +156,7 @@ def record(m: dict | str | Path, out_dir: str | Path | None = None, name: str | 
         except json.JSONDecodeError as e: raise ValueError(f"{m}: not a GPU-check measurement (cut off or not JSON: "
                                                            f"{e})") from e
     m, env, P = _checked(m), m["environment"], m["params"]
-    S = load_settings("en", m["profile"])
+    settings = load_settings("en", m["profile"])
     df = pd.DataFrame(m["rows"]).assign(device=env["device"])
     skipped = {PARTS[1]} if not P.get("padded_steps") else set()  # left out on purpose (or measured before it existed)
     absent = [p for p in PARTS if p not in set(df.part) | skipped]
@@ -174,7 +175,8 @@ def record(m: dict | str | Path, out_dir: str | Path | None = None, name: str | 
                "LM step uses random "
                f"triplets as text and a stand-in vocabulary: the speed of the shapes, not a trained model." +
                (f" Not measured (the run stopped first): {', '.join(absent)}." if absent else ""))
-    save_table(df, name or f"gpu_check_{m['profile']}", caption, S, {"seed": S["seed"]}, [S["freq"]],
+    save_table(df, name or f"gpu_check_{m['profile']}", caption, settings, {"seed": settings["seed"]},
+               [settings["freq"]],
                out_dir=out_dir or project_root() / "figures" / "gpu", measured_on=env)
     return df
 

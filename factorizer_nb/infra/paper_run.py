@@ -109,8 +109,9 @@ def paper_run(out: str | Path, words: Sequence[tuple[str, int]], profile: str = 
     t_start, out = time.perf_counter(), Path(out)
     out.mkdir(parents=True, exist_ok=True)
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    S = load_settings(lang, profile)
-    cfg = replace(VQConfig.from_settings(S), top_words=0, length_buckets=1)   # the whole list (the ladder's `all`)
+    settings = load_settings(lang, profile)
+    # the whole list (the ladder's `all`)
+    cfg = replace(VQConfig.from_settings(settings), top_words=0, length_buckets=1)
     record = dict(profile=profile, lang=lang, device=device_name(device), torch=torch.__version__,
                   cuda=torch.version.cuda if device.type == "cuda" else None, packages=package_versions(),
                   budget_s=budget_s, reserve_s=reserve_s, words=len(words))
@@ -143,10 +144,10 @@ def paper_run(out: str | Path, words: Sequence[tuple[str, int]], profile: str = 
     save(steps_done=planned.steps, word_samples=planned.steps * planned.batch_size, flops=flops, train_seconds=train_s,
          seconds_per_step=train_s / planned.steps, achieved_tflops=flops / train_s / 1e12)
     t_inf = time.perf_counter()
-    batch = max(S["vocab_batch_size"], 65536 if cuda else 0)
-    read_off = lambda fallback: infer_vocabulary(ckpt, add_log_prior=S["vocab_add_log_prior"], byte_fallback=fallback,
-                                                 progress=False, batch_size=batch, device=device)
-    try: vocab, stats = read_off(S["vocab_byte_fallback"])
+    batch = max(settings["vocab_batch_size"], 65536 if cuda else 0)
+    read_off = lambda fallback: infer_vocabulary(ckpt, add_log_prior=settings["vocab_add_log_prior"],
+                                                 byte_fallback=fallback, progress=False, batch_size=batch, device=device)
+    try: vocab, stats = read_off(settings["vocab_byte_fallback"])
     except ValueError as e:                               # too few used triplets for the byte fallback: keep the run
         save(byte_fallback_error=str(e)); vocab, stats = read_off(False)
     vocab.save(out / "vocab.dawg")
@@ -169,10 +170,10 @@ def cut_vocabulary(vocab: Vocabulary, words: Iterable[str]) -> Vocabulary:
 
 def follow_up_words(lang: str = "en", top_words: int = 50_000) -> list[str]:
     "Words the CPU follow-ups split: the treebank's (train, dev), as tokenizers see them, and the list's top."
-    S = load_settings(lang, "small")
-    words = {w for rel in (S["parser_train"], S["parser_dev"]) for sent in ud_sentences(rel) for form in sent
-             for w in form.split()}
-    return sorted(words | {w for w, _ in training_counts(WordList.from_settings(S), top_n=top_words)})
+    settings = load_settings(lang, "small")
+    words = {w for rel in (settings["parser_train"], settings["parser_dev"])
+             for sent in ud_sentences(rel) for form in sent for w in form.split()}
+    return sorted(words | {w for w, _ in training_counts(WordList.from_settings(settings), top_n=top_words)})
 
 def record_run(run: str | Path, words: Iterable[str], ledger: str | Path, name: str = "paper-all") -> Path:
     "Write a finished run's vocabulary, cut to `words`, and its record to `ledger/<name>/`; the folder."

@@ -180,17 +180,17 @@ def column_problems(root: Path | None = None) -> dict[str, list[str]]:
 # %% ../../nbs/infra/90_reporting.ipynb #0e04bff3
 def _manifest_problems(m: dict, head_has, settings_of) -> list[str]:
     "What makes one manifest stale."
-    out, g, S = [], m.get("git") or {}, m.get("settings") or {}
+    out, g, recorded = [], m.get("git") or {}, m.get("settings") or {}
     if g.get("dirty"): out.append("made from a working tree with uncommitted changes")
     if not g.get("sha"): out.append("no git commit recorded")
     elif head_has(g["sha"]) is False: out.append(f"commit {g['sha'][:10]} is not an ancestor of HEAD")
-    if S.get("lang") and S.get("profile"):
-        try: cur = settings_of(S["lang"], S["profile"])
+    if recorded.get("lang") and recorded.get("profile"):
+        try: cur = settings_of(recorded["lang"], recorded["profile"])
         except KeyError as e: return out + [f"settings.ini no longer has {e.args[0] if e.args else e}"]
-        diff = [k for k, v in S.items() if k not in VOLATILE_SETTINGS and cur.get(k, "<missing>") != v]
+        diff = [k for k, v in recorded.items() if k not in VOLATILE_SETTINGS and cur.get(k, "<missing>") != v]
         if diff: out.append("settings differ from settings.ini: "
-                            "" + ", ".join(f"{k} ({S[k]!r} -> {cur.get(k, '<missing>')!r})" for k in diff[:6]))
-    elif S: out.append("settings without lang and profile")
+                            "" + ", ".join(f"{k} ({recorded[k]!r} -> {cur.get(k, '<missing>')!r})" for k in diff[:6]))
+    elif recorded: out.append("settings without lang and profile")
     return out
 
 def output_problems(root: Path | None = None) -> dict[str, list[str]]:

@@ -47,11 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", default=None, help="directory for packed, pre-tokenized text")
     a = ap.parse_args(argv)
     try:
-        S = load_settings(a.lang, a.profile)
+        settings = load_settings(a.lang, a.profile)
         if not Path(a.tokenizer).is_file(): raise ValueError(f"no tokenizer file {a.tokenizer}")
         tok = load_tokenizer(a.tokenizer)
-        texts, _ = LMText.from_settings(S).corpus(a.fraction)
-        config, training = LMConfig.from_settings(S, a.extra_layers), LMTraining.from_settings(S, a.seed)
+        texts, _ = LMText.from_settings(settings).corpus(a.fraction)
+        config, training = LMConfig.from_settings(settings, a.extra_layers), LMTraining.from_settings(settings, a.seed)
     except (KeyError, ValueError, DataError) as e:
         raise SystemExit(f"lm: {e.args[0] if isinstance(e, KeyError) and e.args else e}") from None
     device = _init_distributed(a.device)
