@@ -61,6 +61,7 @@ def spm_train(**kwargs):
                          "needs; "
                          f"use a larger vocabulary (or a lower character_coverage)") from None
 
+# %% ../../nbs/baselines/18_adapters.ipynb #5f5bee6d
 def train_sentencepiece(counts: Sequence[tuple[str, int]], vocab_size: int, model_type: str = "unigram",
                         out_prefix: str | Path | None = None, num_threads: int | None = None, eow: bool = True,
                         markers: bool = True):

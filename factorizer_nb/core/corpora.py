@@ -220,6 +220,7 @@ def casing_counts(sources: tuple[str, ...], lang: str = "") -> dict[str, dict[st
     key = dict(version=CASING_VERSION, sources=sources, ids=ids, lang=lang, word_re=_WORD_RE.pattern)
     return json_cached("casing", key, lambda: _count_casings(sources, lang))
 
+# %% ../../nbs/core/02_corpora.ipynb #9c9689ef
 def _case_prior(casings: dict[str, dict[str, int]], lang: str = "") -> dict[str, float]:
     "Shares of lower, Title and UPPER tokens among the tokens whose spellings differ by case."
     n = dict(lower=0, title=0, upper=0)

@@ -66,6 +66,7 @@ def machine_record() -> dict:
                    gpu=torch.cuda.get_device_name(0) if torch.cuda.is_available() else None)
     return out
 
+# %% ../../nbs/core/05_pins.ipynb #2118620f
 @dataclass(frozen=True)
 class Pins:
     "The pinned artefacts of one language and profile (`root`), read and written as `mode` says."
@@ -156,6 +157,7 @@ def _restore_file(self: Pins, name: str, meta: dict, path: Path) -> Path:
         raise PinError(f"{blob} does not hold the file its pin names (sha256 differs)")
     return path
 
+# %% ../../nbs/core/05_pins.ipynb #3f650c85
 def _file(self: Pins, name: str, path: str | Path, build: Callable[[], object], codec: str = "bytes",
           **fingerprint) -> Path:
     "`path`, made by `build()` or restored from the pin `name` (stored by `codec`), as the mode says (see above)."

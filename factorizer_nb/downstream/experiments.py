@@ -26,6 +26,7 @@ from .tokenizer_points import (FAMILIES, Point, factorizer_points, bpe_point, un
                                                       SaGePointConfig, subwords_per_word)
 from .parser import ParserConfig, encode_words
 from .parser_training import LOG, ParserTraining, ledger_hit, run_fingerprint, train_parser, train_parser_threads
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['ASO_TAU', 'ASO_CONFIDENCE', 'ASO_MIN_SEEDS', 'noisy_forms', 'thread_shares', 'thread_phases', 'train_parsers',
@@ -93,6 +94,7 @@ def run_grid(points: Sequence[Point], train: Sequence, dev: Sequence, out_root: 
                               subwords_per_word=spw[p.key],
                               **{m: sc[m] for m in UD_METRICS}) for (p, seed), sc in zip(jobs, scores)])
 
+# %% ../../nbs/downstream/43_experiments.ipynb #a48b4e8a
 def learning_curves(root: str | Path, points: Sequence[Point], seeds: Sequence[int]) -> pd.DataFrame:
     """Dev scores after every scored epoch of each point's runs under `root` (their train_log.csv): family, setting,
     key, seed, epoch, UPOS, Lemmas, LAS."""
@@ -184,36 +186,40 @@ class ParserExperiment:
         "The word list the VQ-VAE was trained on, which BPE and Unigram LM are trained on too."
         return training_counts(WordList.from_settings(self.settings), top_n=self.settings["vq_top_words"])
 
-    def note(self) -> str:
-        "The language's data notes (substitute splits), and a dev subset if one is used, for captions."
-        subset = (f" Scored on the first {len(self.dev):,} dev sentences only "
-                  "(ud_dev_sentences).") if int(self.settings["ud_dev_sentences"]) else ""
-        shared = (f" A run that the ledger of profile "
-                  f"{', '.join(repr(p.name.split('-', 1)[1]) for p in self.shared_ledgers)} records under the same "
-                  f"fingerprint (tokenizer, data, settings and seed) is read back from it, not "
-                  "retrained." if self.read_shared else "")
-        return (
-            subset
-            + shared
-            + "".join(f" Data note: {self.settings[k]}." for k in ("parser_note", "data_note") if self.settings.get(k))
-        )
+# %% ../../nbs/downstream/43_experiments.ipynb #4d8e0434
+@patch
+def note(self: ParserExperiment) -> str:
+    "The language's data notes (substitute splits), and a dev subset if one is used, for captions."
+    subset = (f" Scored on the first {len(self.dev):,} dev sentences only "
+              "(ud_dev_sentences).") if int(self.settings["ud_dev_sentences"]) else ""
+    shared = (f" A run that the ledger of profile "
+              f"{', '.join(repr(p.name.split('-', 1)[1]) for p in self.shared_ledgers)} records under the same "
+              f"fingerprint (tokenizer, data, settings and seed) is read back from it, not "
+              "retrained." if self.read_shared else "")
+    return (
+        subset
+        + shared
+        + "".join(f" Data note: {self.settings[k]}." for k in ("parser_note", "data_note") if self.settings.get(k))
+    )
 
-    def grid(self, points: Sequence[Point], progress: bool = True, workers: int = 1, ledger: bool = False,
-             pins: Pins | None = None) -> pd.DataFrame:
-        "`run_grid` over `points` and the seeds, with this experiment's splits and settings."
-        # `workers` parsers at a time; `ledger`: record finished runs in `ledger_dir`; `pins` on: record
-        # them beside the pins, and in `use` mode train nothing
-        pinned = bool(pins and pins.on)                            # the parsers are recorded beside the pins
-        ledger = ledger or pinned
-        self.read_shared |= bool(ledger and self.shared_ledgers)
-        return run_grid(points, self.train, self.dev, self.grid_root, self.seeds, config=self.config,
-                        training=self.training,
-                        device=self.device, progress=progress, eval_every=self.settings["ud_eval_every"],
-                        workers=workers,
-                        ledger=(pins.root.parent if pinned else self.ledger_dir) if ledger else None,
-                        shared_ledgers=self.shared_ledgers if ledger else (),
-                        ledger_only=bool(pins and pins.mode == "use"))
+@patch
+def grid(self: ParserExperiment, points: Sequence[Point], progress: bool = True, workers: int = 1, ledger: bool = False,
+         pins: Pins | None = None) -> pd.DataFrame:
+    "`run_grid` over `points` and the seeds, with this experiment's splits and settings."
+    # `workers` parsers at a time; `ledger`: record finished runs in `ledger_dir`; `pins` on: record
+    # them beside the pins, and in `use` mode train nothing
+    pinned = bool(pins and pins.on)                            # the parsers are recorded beside the pins
+    ledger = ledger or pinned
+    self.read_shared |= bool(ledger and self.shared_ledgers)
+    return run_grid(points, self.train, self.dev, self.grid_root, self.seeds, config=self.config,
+                    training=self.training,
+                    device=self.device, progress=progress, eval_every=self.settings["ud_eval_every"],
+                    workers=workers,
+                    ledger=(pins.root.parent if pinned else self.ledger_dir) if ledger else None,
+                    shared_ledgers=self.shared_ledgers if ledger else (),
+                    ledger_only=bool(pins and pins.mode == "use"))
 
-    def fingerprint(self, point: Point, seed: int) -> dict:
-        "The fingerprint of `point`'s run with `seed`, under which its record and pinned evaluations are filed."
-        return run_fingerprint(point.tokenizer, self.train, self.dev, self.config, replace(self.training, seed=seed))
+@patch
+def fingerprint(self: ParserExperiment, point: Point, seed: int) -> dict:
+    "The fingerprint of `point`'s run with `seed`, under which its record and pinned evaluations are filed."
+    return run_fingerprint(point.tokenizer, self.train, self.dev, self.config, replace(self.training, seed=seed))

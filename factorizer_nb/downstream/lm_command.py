@@ -43,6 +43,7 @@ def parse_fractions(text: str | float) -> list[float]:
         raise ValueError(f"fractions must lie in (0, 1]: {text!r}")
     return fractions
 
+# %% ../../nbs/downstream/47_lm_command.ipynb #d0d48b47
 def main(argv: list[str] | None = None) -> int:
     """Command line: pretrain (or reuse) the LM notebooks' models of one language and profile, on a GPU where there is
     one; with `--complete`, everything the notebooks ask of each model, recorded in the ledger."""
@@ -88,7 +89,6 @@ def main(argv: list[str] | None = None) -> int:
             path = exp.pretrain(sp, f); print(f"pretrained {sp.name}, fraction {f:g}: {path}", flush=True)
             if a.pack: print(f"packed {pack_pretrained(path, exp.lm_dir, Path(a.pack))}", flush=True)
     return 0
-
 
 # %% ../../nbs/downstream/47_lm_command.ipynb #a0c6e7d3
 if __name__ == "__main__" and "IPython" not in sys.modules: raise SystemExit(main())

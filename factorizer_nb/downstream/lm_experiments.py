@@ -23,7 +23,7 @@ from .lm.training import lm_recipe, load_lm, LOG, FINAL as LM_FINAL
 from .lm.evaluation import pseudo_perplexity, unigram_perplexity, factorized_unigram_perplexity
 from .lm.finetune import LMSpec, LMSpecsConfig, lm_specs, finetune_build
 from .lm.cli import PretrainSetup, pretrain, pretrain_fingerprint
-
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['VOCAB_PIN', 'OLD_VOCAB_PIN', 'PRETRAIN_RECORD', 'LOG_BLOCK', 'UNRECORDED', 'FIG6_MODELS', 'FIG7_MODELS', 'PPL_GATE',
@@ -83,52 +83,58 @@ class LMExperiment(ParserExperiment):
         "What pretraining reads from this experiment's settings (read anew: a test may change them)."
         return PretrainSetup.from_settings(self.settings)
 
-    def pretrain_fingerprint(self, spec: LMSpec, fraction: float = 1.0) -> dict:
-        """The fingerprint of `spec`'s pretraining on `fraction` of the text, without the model (worked out once per
-        model and fraction; each fraction's text is read once)."""
-        if (key := (spec.name, float(fraction))) not in self._fingerprints:
-            if fraction not in self._text_sha:
-                self._text_sha[fraction] = texts_sha256(self.pretrain_setup.text.corpus(fraction)[0])
-            self._fingerprints[key] = pretrain_fingerprint(spec, self.pretrain_setup, self._text_sha[fraction],
-                                                           self.processes)
-        return self._fingerprints[key]
+# %% ../../nbs/downstream/45_lm_experiments.ipynb #8037a9cc
+@patch
+def pretrain_fingerprint(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> dict:
+    """The fingerprint of `spec`'s pretraining on `fraction` of the text, without the model (worked out once per
+    model and fraction; each fraction's text is read once)."""
+    if (key := (spec.name, float(fraction))) not in self._fingerprints:
+        if fraction not in self._text_sha:
+            self._text_sha[fraction] = texts_sha256(self.pretrain_setup.text.corpus(fraction)[0])
+        self._fingerprints[key] = pretrain_fingerprint(spec, self.pretrain_setup, self._text_sha[fraction],
+                                                       self.processes)
+    return self._fingerprints[key]
 
-    def recipe(self, spec: LMSpec, fraction: float = 1.0) -> str:
-        "`lm_recipe` of `spec`'s pretraining at `fraction`: what names the model in its fine-tunings and in the ledger."
-        return lm_recipe(self.pretrain_fingerprint(spec, fraction))
+@patch
+def recipe(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> str:
+    "`lm_recipe` of `spec`'s pretraining at `fraction`: what names the model in its fine-tunings and in the ledger."
+    return lm_recipe(self.pretrain_fingerprint(spec, fraction))
 
-    def _pretrained(self, spec: LMSpec, fraction: float = 1.0) -> Path:
-        """Pretrain (or resume, or reuse from `runs/`) `spec`'s model on `fraction` of the training text; the final
-        model's path."""
-        return pretrain(spec, self.pretrain_setup, self.run_dir(spec, fraction) / "pretrain", fraction=fraction,
-                        processes=self.processes,
-                        device=self.device, cache=self.lm_dir / "cache")
+@patch
+def _pretrained(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> Path:
+    """Pretrain (or resume, or reuse from `runs/`) `spec`'s model on `fraction` of the training text; the final
+    model's path."""
+    return pretrain(spec, self.pretrain_setup, self.run_dir(spec, fraction) / "pretrain", fraction=fraction,
+                    processes=self.processes,
+                    device=self.device, cache=self.lm_dir / "cache")
 
-    def pretrain(self, spec: LMSpec, fraction: float = 1.0) -> Path:
-        "`_pretrained`, recorded in the ledger if there is one (`pretraining`); the final model's path."
-        path = self._pretrained(spec, fraction)
-        # no ledger: nothing to record
-        if self.record(spec, fraction, PRETRAIN_RECORD) is not None: self.pretraining(spec, fraction, path)
-        return path
+@patch
+def pretrain(self: LMExperiment, spec: LMSpec, fraction: float = 1.0) -> Path:
+    "`_pretrained`, recorded in the ledger if there is one (`pretraining`); the final model's path."
+    path = self._pretrained(spec, fraction)
+    # no ledger: nothing to record
+    if self.record(spec, fraction, PRETRAIN_RECORD) is not None: self.pretraining(spec, fraction, path)
+    return path
 
-    def pretraining(self, spec: LMSpec, fraction: float = 1.0, path: Path | None = None) -> dict:
-        """`spec`'s pretraining at `fraction` as the ledger keeps it: `scores` (`_pretrain_log`'s figures) and `log`
-        (`_log_blocks`); else read off the finished model `path` (None: pretrained first) and recorded."""
-        def measure() -> tuple[dict, list[dict]]:
-            p = path or self._pretrained(spec, fraction)
-            return _pretrain_log(p), _log_blocks(p.parent / LOG)
-        rec = recorded(self.record(spec, fraction, PRETRAIN_RECORD), self.pretrain_fingerprint(spec, fraction), measure)
-        # an older record: its torch could only run on a CPU
-        if rec["scores"].get("pretrained_on") == UNRECORDED and str(rec.get("torch", "")).endswith("+cpu"):
-            rec = rec | dict(scores=rec["scores"] | dict(pretrained_on="CPU (CPU-only torch; threads not recorded)"))
-        return rec
+@patch
+def pretraining(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, path: Path | None = None) -> dict:
+    """`spec`'s pretraining at `fraction` as the ledger keeps it: `scores` (`_pretrain_log`'s figures) and `log`
+    (`_log_blocks`); else read off the finished model `path` (None: pretrained first) and recorded."""
+    def measure() -> tuple[dict, list[dict]]:
+        p = path or self._pretrained(spec, fraction)
+        return _pretrain_log(p), _log_blocks(p.parent / LOG)
+    rec = recorded(self.record(spec, fraction, PRETRAIN_RECORD), self.pretrain_fingerprint(spec, fraction), measure)
+    # an older record: its torch could only run on a CPU
+    if rec["scores"].get("pretrained_on") == UNRECORDED and str(rec.get("torch", "")).endswith("+cpu"):
+        rec = rec | dict(scores=rec["scores"] | dict(pretrained_on="CPU (CPU-only torch; threads not recorded)"))
+    return rec
 
-    def pretrain_all(self, specs: Sequence[LMSpec],
-                     fractions: Sequence[float] = (1.0,)) -> dict[tuple[str, float], Path]:
-        """`pretrain` for every fraction and model, one model at a time (each finished before the next starts): {(name,
-        fraction): path}."""
-        return {(sp.name, float(f)): self.pretrain(sp, float(f)) for f in fractions for sp in specs}
-
+@patch
+def pretrain_all(self: LMExperiment, specs: Sequence[LMSpec],
+                 fractions: Sequence[float] = (1.0,)) -> dict[tuple[str, float], Path]:
+    """`pretrain` for every fraction and model, one model at a time (each finished before the next starts): {(name,
+    fraction): path}."""
+    return {(sp.name, float(f)): self.pretrain(sp, float(f)) for f in fractions for sp in specs}
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #17f1e6cd
 # in the ledger's lm/: the FACTORIZER vocabulary of every LM model of a profile, as xz-compressed text
@@ -213,6 +219,7 @@ def recorded(path: Path | None, fingerprint: dict, compute: Callable[[], dict | 
     if path is not None: write_ledger(path, fingerprint, rec["scores"], log)
     return rec
 
+# %% ../../nbs/downstream/45_lm_experiments.ipynb #020fd450
 def _perplexity(self: LMExperiment, spec: LMSpec, held: Sequence[str], train: Sequence[str] | None = None,
                 fraction: float = 1.0) -> dict:
     """Parameters, pretraining speed and held-out pseudo-perplexity (deterministic tokenizer) of `spec`'s pretrained
@@ -240,7 +247,6 @@ def _perplexity(self: LMExperiment, spec: LMSpec, held: Sequence[str], train: Se
     return dict(model=spec.name, family=spec.family, layers=m.pop("layers"), parameters=m.pop("parameters"),
                 **self.pretraining(spec, fraction)["scores"], **m)
 LMExperiment.perplexity = _perplexity
-
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #014d7c39
 def finetune_kind(pretrained: bool = True, lstm_layers: int = 0) -> tuple[str, str]:
@@ -288,6 +294,7 @@ def _trained(self: LMExperiment, spec: LMSpec, kws: Sequence[dict], fraction: fl
     return [dict(sorted(s.items())) for s in train_parsers(kws, self.parallel if sum(todo) > 1 else 1, todo)]
 LMExperiment.trained = _trained
 
+# %% ../../nbs/downstream/45_lm_experiments.ipynb #30f31681
 def _evaluation(self: LMExperiment, spec: LMSpec, kw: dict, name: str, tokenizer, fraction: float = 1.0,
                 **eval_kw) -> dict:
     """Dev scores of the finished fine-tuning `kw` (its `train_parser` arguments) read with `tokenizer` (`eval_kw`:
@@ -345,6 +352,7 @@ def _noise_inputs(self: LMExperiment) -> dict[float, list[list[str]]]:
                                   seed=int(self.settings["seed"])) for p in str(self.settings["fig6_noise"]).split()}
 LMExperiment.noise_inputs = _noise_inputs
 
+# %% ../../nbs/downstream/45_lm_experiments.ipynb #466be321
 @property
 def _ft_eval_every(self: LMExperiment) -> int:
     "Fine-tuning scores dev every this many epochs (`ft_eval_every`; 0 or unset: after the last epoch only)."

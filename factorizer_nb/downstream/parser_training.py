@@ -217,6 +217,7 @@ def run_fingerprint(tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, 
     pretrained encoder)."""
     return parser_fingerprint(tokenizer, train, dev, config, training) | ({"model_build": build_id} if build_id else {})
 
+# %% ../../nbs/downstream/42_parser_training.ipynb #0fae65e8
 def ledger_hit(tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, *, config: ParserConfig = ParserConfig(),
                training: ParserTraining = ParserTraining(),
                build_id: str | None = None, ledger: str | Path | None = None, shared_ledgers: Sequence[str | Path] = (),
@@ -225,7 +226,6 @@ def ledger_hit(tokenizer: Tokenizer | str, train: Sequence, dev: Sequence, *, co
     would train."""
     return find_in_ledger(ledger, run_fingerprint(tokenizer, train, dev, config, training, build_id),
                           shared_ledgers) if ledger else None
-
 
 # %% ../../nbs/downstream/42_parser_training.ipynb #7887dd46
 def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: Sequence[conllu.TokenList],

@@ -278,6 +278,7 @@ def _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_
                   specials, bow, eow, whitespace, slot_offs, out, scores, row_len, redo, lo, hi,
                   _scratch(longest + len(bow) + len(eow)))
 
+# %% ../../nbs/factorizer/08_fast_search.ipynb #8a44e451
 # inlined: a call passes each array and counts its references
 @njit(cache=True, nogil=True, inline="always")
 def _encode_texts(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
@@ -329,6 +330,7 @@ def _encode_texts(first, label, child, entry, logp, flat, buf, text_offs, alpha_
 
 CHUNK_TEXTS = 64          # texts per parallel task
 
+# %% ../../nbs/factorizer/08_fast_search.ipynb #ca87954d
 def _encode_rows_py(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
                     specials, bow, eow,
                     whitespace, slot_offs, out, scores, row_len, redo):
@@ -437,6 +439,7 @@ def _encode_into(s, text, alpha_split, sigma_sample, seed, specials, block):
 
 ROW_BLOCK = 2048          # columns of a row block: about 57 KB, the rows of several hundred words
 
+# %% ../../nbs/factorizer/08_fast_search.ipynb #9ba2276a
 def new_row_block(columns: int = ROW_BLOCK) -> np.ndarray:
     "An empty row block for `_encode_into`: int32 [7, columns], column 0 counting the used columns."
     block = np.zeros((len(ROW_FIELDS), max(2, columns)), np.int32); block[0, 0] = 1

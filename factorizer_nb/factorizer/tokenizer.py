@@ -249,6 +249,7 @@ def _row_fields(self: Factorizer, block: np.ndarray, start: int, n: int) -> dict
     scores = np.where(out[6] >= 0, self.vocab.trie.logp[np.maximum(out[6], 0)], 0.0)
     return vars(self._kernel_encodings(out, scores, [0, out.shape[1]])[0])
 
+# %% ../../nbs/factorizer/09_tokenizer.ipynb #40fdac2b
 @patch
 def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Encoding:
     """Tokens of `text` (see `Tokenizer.encode`): a cached word at once, anything else through the compiled kernel on

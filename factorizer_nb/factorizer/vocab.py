@@ -139,18 +139,21 @@ class Vocabulary:
         return ((bytes_subword(unescape_key(k)), tuple(r[1:]), r[0]) for k, r in self.dawg.iteritems())
     def __repr__(self): return f"Vocabulary({len(self)} subwords)"
 
-    def prefix_entries(self, key: str) -> list[tuple[int, float, tuple[int, int, int]]]:
-        "`(length, log p, triplet)` of every subword that is a prefix of the escaped `key`."
-        get = self.dawg.get
-        return [(len(p), (r := get(p)[0])[0], tuple(r[1:])) for p in self.dawg.prefixes(key)]
+# %% ../../nbs/factorizer/06_vocab.ipynb #95e7f04f
+@patch
+def prefix_entries(self: Vocabulary, key: str) -> list[tuple[int, float, tuple[int, int, int]]]:
+    "`(length, log p, triplet)` of every subword that is a prefix of the escaped `key`."
+    get = self.dawg.get
+    return [(len(p), (r := get(p)[0])[0], tuple(r[1:])) for p in self.dawg.prefixes(key)]
 
-    def subword_of(self, triplet) -> str | None:
-        "The subword with this triplet (the most probable one if several share it), or None."
-        if self._inverse is None:
-            inv = {}
-            for sw, t, lp in sorted(self.items(), key=lambda x: x[2]): inv[t] = sw
-            self._inverse = inv
-        return self._inverse.get(tuple(triplet))
+@patch
+def subword_of(self: Vocabulary, triplet) -> str | None:
+    "The subword with this triplet (the most probable one if several share it), or None."
+    if self._inverse is None:
+        inv = {}
+        for sw, t, lp in sorted(self.items(), key=lambda x: x[2]): inv[t] = sw
+        self._inverse = inv
+    return self._inverse.get(tuple(triplet))
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #c5ee0fbe
 @patch

@@ -219,6 +219,7 @@ def _truncate(self: FactorizerTokenizer, a: list, b: list | None, limit: int,
 _PAD_FILL = dict(input_ids=SPECIAL_IDS["[PAD]"], attention_mask=0, token_type_ids=0, special_tokens_mask=1,
                  offset_mapping=(0, 0), tokens="[PAD]", word_ids=None, sequence_ids=None)
 
+# %% ../../nbs/hf/00_tokenizer.ipynb #189fffa3
 @patch
 def _pad_row(self: FactorizerTokenizer, row: dict, n: int, side: str) -> dict:
     "A row's columns padded to `n` tokens on `side`: the `[PAD]` triplet, attention mask 0, no word."

@@ -165,6 +165,7 @@ def page_title(path: Path) -> str:
     else: lines = path.read_text(encoding="utf-8").splitlines()
     return next((l[2:].strip() for l in lines if l.startswith("# ")), path.stem)
 
+# %% ../../nbs/infra/94_docs.ipynb #00f9ac92
 def site_nav(src: Path, sections=SITE_NAV) -> list:
     """MkDocs's `nav` of the staged site `src`: `sections` filled with its pages (each once, titled), the rest under
     More."""

@@ -148,6 +148,7 @@ def _checked(m: dict) -> dict:
         if bad: raise ValueError(f"{r['part']}: {bad} not a positive finite number")
     return m
 
+# %% ../../nbs/infra/96_gpu_check.ipynb #59e8ad3d
 def record(m: dict | str | Path, out_dir: str | Path | None = None, name: str | None = None) -> pd.DataFrame:
     """Write a measurement (or its JSON file) as `name` (default `gpu_check_<profile>`) with its manifest, the measuring
     environment under `measured_on`; the table."""

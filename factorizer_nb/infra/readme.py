@@ -49,6 +49,7 @@ def _hours(c: dict) -> str:
 def _duration(s: float) -> str: return f"{s:.0f} s" if s < 120 else (f"{s / 60:.0f} "
                                                                      "min") if s < 7200 else f"{s / 3600:.1f} h"
 
+# %% ../../nbs/infra/93_readme.ipynb #8c6c23b8
 def lm_table(root: Path) -> str | None:
     """The language-model notebooks' committed outputs under `figures/` (the default profile) and `figures/<profile>/`,
     one row per notebook and profile: the outputs, and from the newest of their manifests the training behind them

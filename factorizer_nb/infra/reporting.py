@@ -68,6 +68,7 @@ def running_notebook() -> dict:
     try: return dict(path=path, seconds=round(time.time() - float(start))) if path else {}
     except ValueError: return {}  # a malformed value: say nothing rather than something wrong
 
+# %% ../../nbs/infra/90_reporting.ipynb #f4a40ff3
 def manifest(caption: str, settings: dict, seeds: dict, data_files=(), **extra) -> dict:
     """The run record written beside every figure and table (with `notebook`: which one wrote it, and how long it had
     run, where `run_notebooks` ran it)."""

@@ -122,6 +122,7 @@ def reusable_final(path: str | Path, spec: LMSpec, setup: PretrainSetup, fractio
 # what a pretraining run in a process of its own printed (appended to on every resume)
 PRETRAIN_OUTPUT = "pretrain.out"
 
+# %% ../../../nbs/downstream/lm/05_cli.ipynb #9b604b9e
 def pretrain(spec: LMSpec, setup: PretrainSetup, out: str | Path, *, fraction: float = 1.0, processes: int = 1,
              device: str = "auto",
              cache: str | Path | None = None, threads: int | None = None) -> Path:

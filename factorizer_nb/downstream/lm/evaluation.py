@@ -122,6 +122,7 @@ def unigram_perplexity(tokenizer: Tokenizer, rows: np.ndarray, texts: Sequence[s
             return np.log(np.where(units[at] == q, counts[at], 0) + smoothing) - log_denominator
     return _context_free_perplexity(tokenizer, texts, seq_len, log_prob)
 
+# %% ../../../nbs/downstream/lm/03_evaluation.ipynb #11a7a481
 def factorized_unigram_perplexity(tokenizer: Tokenizer, rows: np.ndarray, texts: Sequence[str], *, seq_len: int = 128,
                                   smoothing: float = 1.0) -> dict[str, float]:
     ("As `unigram_perplexity`, for the product of one add-`smoothing` unigram model per index, renormalized over "

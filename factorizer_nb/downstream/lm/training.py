@@ -297,6 +297,7 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
     if world > 1: dist.barrier()
     return out / FINAL
 
+# %% ../../../nbs/downstream/lm/02_training.ipynb #3cb49084
 def _forward(self: MaskedLM, rows, tokenizer, mask_p, rng):
     "`mlm_loss` as the module's forward, so that DistributedDataParallel all-reduces its gradients."
     return mlm_loss(self, rows, tokenizer, mask_p, rng)
