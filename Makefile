@@ -45,7 +45,7 @@
 #   make paper-words          the paper profile's whole word list for the paper-compute VQ-VAE run on a GPU (nbs/infra/98_paper_run,
 #                             docs/development.md), into runs/paper_words.tsv.xz
 #   make medium               the FACTORIZER notebooks (11-16) for English on the medium profile (about 75 minutes on 2 cores,
-#                             resumable), into runs/en-medium/ and figures/medium/
+#                             resumable), into runs/en-medium/ and figures/medium/, pinned in data/ledger/en-medium/pins/
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -89,7 +89,8 @@ else
 endif
 
 # The main job drawn from the pinned artefacts (data/ledger/<lang>-small/pins/, parser records beside them): every figure and table of
-# each pinned language, training nothing, in runs/pinned/; the CSVs come out byte for byte as committed on any machine.
+# each pinned language, training nothing, in runs/pinned/, and English's medium profile when data/ledger/en-medium/pins/ holds it;
+# the CSVs come out byte for byte as committed on any machine.
 # `make pin` trains what is not pinned yet for LANGS (as make reproduce does) and pins it: commit data/ledger/ with the outputs.
 PINNED_LANGS := $(patsubst data/ledger/%-small/pins,%,$(wildcard data/ledger/*-small/pins))
 # English's B&D tables on a second corpus, the Gutenberg novels, belong to the main job too
@@ -98,6 +99,8 @@ BD_GUTENBERG = $(if $(filter en,$(1)),$(BIN)/python -m factorizer_nb.infra.repro
 figures: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(PINNED_LANGS) --profile small --pins use
 	$(call BD_GUTENBERG,$(PINNED_LANGS),--pins use)
+	$(if $(wildcard data/ledger/en-medium/pins),$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile medium \
+		--notebooks $(MEDIUM_NBS) --pins use)
 	$(MAKE) results-index
 
 # The main job under seeds 43-46 beside the committed 42 (nbs/paper/heavy/22_seed_spread, about 20 minutes a seed on 2 cores, resumable):
@@ -177,8 +180,9 @@ sweep: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small --notebooks nbs/paper/heavy/17_profile_sweep.ipynb
 	$(MAKE) results-index
 
+MEDIUM_NBS = $(sort $(wildcard nbs/paper/1[1-6]_*.ipynb))
 medium: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile medium --notebooks $(sort $(wildcard nbs/paper/1[1-6]_*.ipynb))
+	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile medium --notebooks $(MEDIUM_NBS) --pins record
 	$(MAKE) results-index
 
 # The paper-compute VQ-VAE run's word list (issue #64; nbs/infra/98_paper_run): the paper profile's whole cased list, carried to a GPU
