@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/05_pins.ipynb #82a0a217
 from __future__ import annotations
-import hashlib, json, lzma, os, platform, re, sys
+import hashlib, json, lzma, os, platform, re, sys, tempfile
 from importlib import import_module
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,7 +118,8 @@ def _from_bytes(data: bytes, path: Path): atomic_write(path, lambda t: t.write_b
 # how a pinned file is stored: (encode(path) -> bytes, decode(bytes, path)), the decoded file checked against its
 # sha256;
 # a method's own codec is named "module:attribute" and imported on first use, as the protocol's tokenizer families are
-CODECS = {"bytes": (_bytes, _from_bytes), "vocab-text": "factorizer_nb.factorizer.vocab:VOCAB_TEXT_CODEC"}
+CODECS = {"bytes": (_bytes, _from_bytes), "vocab-text": "factorizer_nb.factorizer.vocab:VOCAB_TEXT_CODEC",
+          "vocab-columns": "factorizer_nb.factorizer.vocab:VOCAB_COLUMNS_CODEC"}
 
 def _codec(name: str) -> tuple[Callable, Callable]:
     "The (encode, decode) pair of codec `name`."
@@ -130,12 +131,15 @@ def _codec(name: str) -> tuple[Callable, Callable]:
 
 def _sha256(path: Path) -> str: return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
-def _pin_file(self: Pins, name: str, path: Path, fingerprint: dict, codec: str = "bytes") -> Path:
-    "Store `path` under `name`, encoded by `codec` and xz-compressed, with its sha256 and `fingerprint`."
-    data = _codec(codec)[0](path)
+def _write_blob(self: Pins, name: str, data: bytes) -> Path:
+    "Write a pinned file's encoded bytes, xz-compressed."
     blob = self.root / f"{name}.xz"
     blob.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(blob, lambda t: t.write_bytes(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)))
+    return atomic_write(blob, lambda t: t.write_bytes(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)))
+
+def _pin_file(self: Pins, name: str, path: Path, fingerprint: dict, codec: str = "bytes") -> Path:
+    "Store `path` under `name`, encoded by `codec` and xz-compressed, with its sha256 and `fingerprint`."
+    blob = _write_blob(self, name, _codec(codec)[0](path))
     meta = dict(kind="file", fingerprint=_jsonable(fingerprint), sha256=_sha256(path), bytes=Path(path).stat().st_size,
                 file=Path(path).name, codec=codec, made_on=machine_record())
     _write_meta(self, name, meta)
@@ -171,6 +175,20 @@ def _file(self: Pins, name: str, path: str | Path, build: Callable[[], object], 
     return path
 
 Pins.file = _file
+
+# %% ../../nbs/core/05_pins.ipynb #4c0634a3
+def _repack(self: Pins, name: str, codec: str) -> Path:
+    "Store the pinned file `name` again by `codec`, its record (sha256, fingerprint, machine) kept."
+    if codec not in CODECS: raise ValueError(f"codec must be one of {sorted(CODECS)}, not {codec!r}")
+    path = self._meta(name)
+    try: meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e: raise PinError(f"{path}: no pinned file to repack ({e})") from e
+    if not isinstance(meta, dict) or meta.get("kind") != "file": raise PinError(f"{path} is not a pinned file")
+    with tempfile.TemporaryDirectory() as d:
+        _write_blob(self, name, _codec(codec)[0](_restore_file(self, name, meta, Path(d) / meta["file"])))
+    return _write_meta(self, name, meta | dict(codec=codec))
+
+Pins.repack = _repack
 
 # %% ../../nbs/core/05_pins.ipynb #5befebe4
 def _record(self: Pins, name: str, compute: Callable[[], object], **fingerprint):

@@ -8,7 +8,7 @@ import hashlib, json, lzma, os, re
 from importlib.resources import files
 from pathlib import Path
 from ..core.settings import CACHE_ENV, cache_dir
-from .vocab import vocab_from_text, vocab_text_header, VocabularyFormatError
+from .vocab import vocab_from_text, vocab_text_header, vocab_text_of, VocabularyFormatError
 
 # %% auto #0
 __all__ = ['TABLE_START', 'TABLE_END', 'packaged_dir', 'pretrained_languages', 'vocab_file_from_text', 'resolve_vocab_file',
@@ -16,7 +16,7 @@ __all__ = ['TABLE_START', 'TABLE_END', 'packaged_dir', 'pretrained_languages', '
 
 # %% ../../nbs/factorizer/18_pretrained.ipynb #ddb52a93
 def packaged_dir() -> Path:
-    "The package's folder of pinned vocabularies, `<lang>.xz` (text form) and `<lang>.json` (its pin record)."
+    "The package's folder of pinned vocabularies, `<lang>.xz` (text form by columns) and `<lang>.json` (its pin record)."
     return Path(str(files("factorizer_nb"))) / "pretrained"
 
 def pretrained_languages() -> list[str]:
@@ -27,11 +27,11 @@ def pretrained_languages() -> list[str]:
 def _sha256(path: Path) -> str: return hashlib.sha256(path.read_bytes()).hexdigest()
 
 def vocab_file_from_text(xz: str | Path, want_sha256: str | None = None) -> Path:
-    "The vocabulary file that an xz-compressed text form rebuilds, in the cache (made once; sha256 checked)."
+    "The vocabulary file an xz-compressed text form (or its columns) rebuilds, in the cache (made once, sha256 checked)."
     xz = Path(xz)
-    try: text = lzma.decompress(xz.read_bytes()).decode("utf-8")
-    except (lzma.LZMAError, UnicodeDecodeError) as e:
-        raise VocabularyFormatError(f"{xz}: not an xz-compressed vocabulary text ({e})") from None
+    try: data = lzma.decompress(xz.read_bytes())
+    except lzma.LZMAError as e: raise VocabularyFormatError(f"{xz}: not an xz-compressed vocabulary text ({e})") from None
+    text = vocab_text_of(data)
     sha = vocab_text_header(text)["file_sha256"]
     if want_sha256 and sha != want_sha256:
         raise VocabularyFormatError(f"{xz}: its text rebuilds sha256 {sha[:12]}…, its record names "

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #56476b5c
 from __future__ import annotations
-import hashlib, json, math, pickle, subprocess, sys
+import hashlib, json, math, pickle, struct, subprocess, sys
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 import dawg
@@ -15,10 +15,11 @@ from ..baselines.adapters import train_sentencepiece
 
 # %% auto #0
 __all__ = ['NUM_CODEBOOKS', 'CODEBOOK_SIZE', 'FORMAT_MAGIC', 'FORMAT_VERSION', 'RECORD_FORMAT', 'AUTHORS_RECORD_FORMAT',
-           'PAYLOAD_SEPARATOR', 'NUL_KEY', 'DAWG_UNIT_BYTES', 'TEXT_FORMAT', 'VOCAB_TEXT_CODEC', 'escape_bytes',
-           'unescape_key', 'subword_bytes', 'bytes_subword', 'has_stray_bytes', 'display_subword', 'triplet_to_flat',
-           'flat_to_triplet', 'Vocabulary', 'byte_complete', 'VocabularyFormatError', 'vocab_to_text',
-           'vocab_text_header', 'vocab_from_text', 'write_authors_dawg', 'placeholder_triplet', 'unigram_standin_vocab']
+           'PAYLOAD_SEPARATOR', 'NUL_KEY', 'DAWG_UNIT_BYTES', 'TEXT_FORMAT', 'VOCAB_TEXT_CODEC', 'COLUMNS_FORMAT',
+           'LOGP_BYTES', 'VOCAB_COLUMNS_CODEC', 'escape_bytes', 'unescape_key', 'subword_bytes', 'bytes_subword',
+           'has_stray_bytes', 'display_subword', 'triplet_to_flat', 'flat_to_triplet', 'Vocabulary', 'byte_complete',
+           'VocabularyFormatError', 'vocab_to_text', 'vocab_text_header', 'vocab_from_text', 'vocab_to_columns',
+           'columns_to_text', 'vocab_text_of', 'write_authors_dawg', 'placeholder_triplet', 'unigram_standin_vocab']
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #19e88124
 NUM_CODEBOOKS, CODEBOOK_SIZE = 3, 256
@@ -339,8 +340,13 @@ def vocab_to_text(path: str | Path) -> str:
         raise VocabularyFormatError(f"{path}: format version {header['format_version']}; load and save it again "
                                     f"(version {FORMAT_VERSION}) first")
     head = dict(text_format=TEXT_FORMAT, file_sha256=hashlib.sha256(data).hexdigest(), meta=header["meta"])
-    rows = (f"{json.dumps(sw)}\t{r} {g} {b}\t{lp!r}" for sw, (r, g, b), lp in Vocabulary.load(path).items())
+    rows = (_text_line(json.dumps(sw), t, lp) for sw, t, lp in Vocabulary.load(path).items())
     return "\n".join([json.dumps(head, ensure_ascii=True), *rows]) + "\n"
+
+def _text_line(quoted: str, triplet: Sequence[int], lp: float) -> str:
+    "One line of the text form: the JSON-quoted subword, its triplet and its exact log p."
+    r, g, b = triplet
+    return f"{quoted}\t{r} {g} {b}\t{lp!r}"
 
 def _text_row(n: int, line: str) -> tuple[str, tuple[int, ...], float]:
     try:
@@ -377,6 +383,58 @@ def vocab_from_text(text: str, path: str | Path) -> Path:
 VOCAB_TEXT_CODEC = (lambda path: vocab_to_text(path).encode("utf-8"), lambda data,
                     path: vocab_from_text(data.decode("utf-8"), path))
 
+
+# %% ../../nbs/factorizer/06_vocab.ipynb #9454826b
+COLUMNS_FORMAT = "factorizer-nb vocabulary columns 1"   # the header line's `columns_format`
+LOGP_BYTES = 8                                           # a float64 log p
+
+def vocab_to_columns(path: str | Path) -> bytes:
+    """A saved vocabulary's text form by columns: header line, subwords (JSON, a line each), then the r, g and b planes
+    and the 8 byte planes of the float64 log p."""
+    first, *lines = vocab_to_text(path).rstrip("\n").split("\n")
+    rows = [_text_row(n, l) for n, l in enumerate(lines, 2)]
+    head = dict(columns_format=COLUMNS_FORMAT, size=len(rows), text_header=json.loads(first))
+    logp = struct.pack(f"<{len(rows)}d", *(lp for *_, lp in rows))
+    planes = [bytes(t[k] for _, t, _ in rows) for k in range(NUM_CODEBOOKS)]           # [3][n]
+    planes += [logp[k::LOGP_BYTES] for k in range(LOGP_BYTES)]                          # [8][n]
+    subwords = "".join(json.dumps(sw) + "\n" for sw, *_ in rows)
+    return (json.dumps(head, ensure_ascii=True) + "\n" + subwords).encode("ascii") + b"".join(planes)
+
+def _columns_head(first: bytes) -> dict:
+    try: head = json.loads(first)
+    except ValueError: head = None
+    if (not isinstance(head, dict) or head.get("columns_format") != COLUMNS_FORMAT or "text_header" not in head
+            or not isinstance(head.get("size"), int) or head["size"] < 0):
+        raise VocabularyFormatError(f"not a vocabulary by columns (its first line should be a {COLUMNS_FORMAT!r} "
+                                    f"header): {first[:80]!r}")
+    return head
+
+def columns_to_text(data: bytes) -> str:
+    "The text form that `vocab_to_columns`' bytes hold, or a `VocabularyFormatError`."
+    first, _, rest = data.partition(b"\n")
+    n = (head := _columns_head(first))["size"]
+    *subwords, planes = rest.split(b"\n", n)
+    if len(subwords) != n or len(planes) != (NUM_CODEBOOKS + LOGP_BYTES) * n:
+        raise VocabularyFormatError(f"a vocabulary by columns of {n:,} subwords, but its body is cut short or edited")
+    plane = lambda k: planes[k * n:(k + 1) * n]
+    logp = bytearray(LOGP_BYTES * n)
+    for k in range(LOGP_BYTES): logp[k::LOGP_BYTES] = plane(NUM_CODEBOOKS + k)
+    triplets = zip(*(plane(k) for k in range(NUM_CODEBOOKS)))
+    try: rows = [_text_line(sw.decode("ascii"), t, lp)
+                 for sw, t, lp in zip(subwords, triplets, struct.unpack(f"<{n}d", logp))]
+    except UnicodeDecodeError as e: raise VocabularyFormatError(f"a subword line of a vocabulary by columns is not "
+                                                                f"JSON text ({e})") from None
+    return "\n".join([json.dumps(head["text_header"], ensure_ascii=True), *rows]) + "\n"
+
+def vocab_text_of(data: bytes) -> str:
+    "The text form a stored vocabulary holds: `data` is the text form itself or its columns."
+    if data.startswith(b'{"columns_format"'): return columns_to_text(data)
+    try: return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise VocabularyFormatError(f"neither a vocabulary's text form nor its columns ({e})") from None
+
+# the pins' "vocab-columns" codec (core.pins): a vocabulary file stored by columns, rebuilt byte for byte
+VOCAB_COLUMNS_CODEC = (vocab_to_columns, lambda data, path: vocab_from_text(columns_to_text(data), path))
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #3f77b8ad
 def write_authors_dawg(items: Iterable[tuple[str, tuple[int, int, int], float]], path: str | Path) -> Path:
