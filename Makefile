@@ -93,14 +93,17 @@ endif
 # the CSVs come out byte for byte as committed on any machine.
 # `make pin` trains what is not pinned yet for LANGS (as make reproduce does) and pins it: commit data/ledger/ with the outputs.
 PINNED_LANGS := $(patsubst data/ledger/%-small/pins,%,$(wildcard data/ledger/*-small/pins))
+# English's medium profile (make medium) drawn from its pins, where data/ledger/en-medium/pins/ holds them
+MEDIUM_NBS = $(sort $(wildcard nbs/paper/1[1-6]_*.ipynb))
+MEDIUM_FIGURES = $(if $(wildcard data/ledger/en-medium/pins),$(BIN)/python -m factorizer_nb.infra.reproduce --langs en \
+	--profile medium --notebooks $(MEDIUM_NBS) --pins use)
 # English's B&D tables on a second corpus, the Gutenberg novels, belong to the main job too
 BD_GUTENBERG = $(if $(filter en,$(1)),$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small $(2) \
 	--notebooks nbs/paper/31_bpe_vs_unigram.ipynb -p corpus=text/en_gutenberg8.txt.xz)
 figures: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(PINNED_LANGS) --profile small --pins use
 	$(call BD_GUTENBERG,$(PINNED_LANGS),--pins use)
-	$(if $(wildcard data/ledger/en-medium/pins),$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile medium \
-		--notebooks $(MEDIUM_NBS) --pins use)
+	$(MEDIUM_FIGURES)
 	$(MAKE) results-index
 
 # The main job under seeds 43-46 beside the committed 42 (nbs/paper/heavy/22_seed_spread, about 20 minutes a seed on 2 cores, resumable):
@@ -180,7 +183,6 @@ sweep: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small --notebooks nbs/paper/heavy/17_profile_sweep.ipynb
 	$(MAKE) results-index
 
-MEDIUM_NBS = $(sort $(wildcard nbs/paper/1[1-6]_*.ipynb))
 medium: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile medium --notebooks $(MEDIUM_NBS) --pins record
 	$(MAKE) results-index
@@ -230,10 +232,12 @@ check-outputs: setup
 	$(BIN)/python -m factorizer_nb.infra.reporting check
 	$(MAKE) check-figures
 
-# The English main job drawn again from its pinned artefacts must give every committed CSV and table byte for byte.
+# The English main job and its medium profile drawn again from their pinned artefacts must give every committed CSV and
+# table byte for byte.
 check-figures: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small --pins use
 	$(call BD_GUTENBERG,en,--pins use)
+	$(MEDIUM_FIGURES)
 	git diff --stat --exit-code -- 'figures/*.csv' 'figures/*.md'
 
 # README.md is generated from nbs/index.ipynb (its results table from figures/results_index.csv).
