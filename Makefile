@@ -44,7 +44,7 @@
 #                             all 256^3 triplets), into figures/gpu/; about 6 minutes on one H100, set-up included (docs/timings.md)
 #   make paper-words          the paper profile's whole word list for the paper-compute VQ-VAE run on a GPU (nbs/infra/98_paper_run,
 #                             docs/development.md), into runs/paper_words.tsv.xz
-#   make medium               the FACTORIZER notebooks (11-16) for English on the medium profile (about 75 minutes on 2 cores,
+#   make medium               the FACTORIZER notebooks (11-16) for English on the medium profile (about 2 h 20 min on 2 cores,
 #                             resumable), into runs/en-medium/ and figures/medium/, pinned in data/ledger/en-medium/pins/
 SHELL := /bin/bash
 PYTHON ?= python3
