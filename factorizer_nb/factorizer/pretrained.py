@@ -16,7 +16,7 @@ __all__ = ['TABLE_START', 'TABLE_END', 'packaged_dir', 'pretrained_languages', '
 
 # %% ../../nbs/factorizer/18_pretrained.ipynb #ddb52a93
 def packaged_dir() -> Path:
-    "The package's folder of pinned vocabularies, `<lang>.xz` (text form by columns) and `<lang>.json` (its pin record)."
+    "The package's folder of pinned vocabularies, `<lang>.xz` (text by columns) and `<lang>.json` (its pin record)."
     return Path(str(files("factorizer_nb"))) / "pretrained"
 
 def pretrained_languages() -> list[str]:
@@ -27,10 +27,11 @@ def pretrained_languages() -> list[str]:
 def _sha256(path: Path) -> str: return hashlib.sha256(path.read_bytes()).hexdigest()
 
 def vocab_file_from_text(xz: str | Path, want_sha256: str | None = None) -> Path:
-    "The vocabulary file an xz-compressed text form (or its columns) rebuilds, in the cache (made once, sha256 checked)."
+    "The file an xz-compressed text form (or its columns) rebuilds, in the cache (made once; sha256 checked)."
     xz = Path(xz)
     try: data = lzma.decompress(xz.read_bytes())
-    except lzma.LZMAError as e: raise VocabularyFormatError(f"{xz}: not an xz-compressed vocabulary text ({e})") from None
+    except lzma.LZMAError as e:
+        raise VocabularyFormatError(f"{xz}: not an xz-compressed vocabulary text ({e})") from None
     text = vocab_text_of(data)
     sha = vocab_text_header(text)["file_sha256"]
     if want_sha256 and sha != want_sha256:
