@@ -13,9 +13,9 @@ from ..core.sources import read_bytes, registry
 from ..core.pins import machine_record
 
 # %% auto #0
-__all__ = ['PACKAGES', 'NOTEBOOK_ENV', 'MANIFEST_VOLATILE', 'VOLATILE_SETTINGS', 'OLDER_CODE', 'git_state', 'package_versions',
-           'data_checksums', 'thread_counts', 'running_notebook', 'manifest', 'figure_dir', 'save_figure', 'save_table',
-           'older_code_outputs', 'column_problems', 'output_problems', 'main']
+__all__ = ['PACKAGES', 'NOTEBOOK_ENV', 'MANIFEST_VOLATILE', 'VOLATILE_SETTINGS', 'UNRECORDED_SUFFIXES', 'OLDER_CODE', 'git_state',
+           'package_versions', 'data_checksums', 'thread_counts', 'running_notebook', 'manifest', 'figure_dir',
+           'save_figure', 'save_table', 'older_code_outputs', 'column_problems', 'output_problems', 'main']
 
 # %% ../../nbs/infra/90_reporting.ipynb #d3cc8661
 PACKAGES = ("factorizer-nb", "torch", "numpy", "sentencepiece", "tokenizers", "gensim", "wordfreq", "dawg2", "conllu",
@@ -100,8 +100,9 @@ def _write_if_changed(path: Path, data: bytes) -> Path:
     if not (path.exists() and path.read_bytes() == data): path.write_bytes(data)
     return path
 
-def _write_manifest(d: Path, name: str, m: dict) -> Path:
-    "Write the manifest, unless the one there differs only in `MANIFEST_VOLATILE` (then it is kept as it is)."
+def _write_manifest(d: Path, name: str, m: dict, outputs_changed: bool = False) -> Path:
+    """Write the manifest, unless no output changed and the one there differs only in `MANIFEST_VOLATILE` (then it is
+    kept as it is): new numbers always get the record of the run that made them."""
     p = d / f"{name}.manifest.json"
     new = json.loads(json.dumps(m, default=str, ensure_ascii=False))
     try: old = json.loads(p.read_text(encoding="utf-8")) if p.exists() else None
@@ -111,7 +112,7 @@ def _write_manifest(d: Path, name: str, m: dict) -> Path:
         if isinstance(kept.get("settings"), dict):
             kept["settings"] = {k: v for k, v in kept["settings"].items() if k not in VOLATILE_SETTINGS}
         return kept
-    if isinstance(old, dict) and same(old) == same(new): return p
+    if not outputs_changed and isinstance(old, dict) and same(old) == same(new): return p
     return _write_if_changed(p, (json.dumps(new, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
 
 def _figure_bytes(fig, fmt: str) -> bytes:
@@ -121,21 +122,30 @@ def _figure_bytes(fig, fmt: str) -> bytes:
     fig.savefig(buf, format=fmt, bbox_inches="tight", **options)
     return buf.getvalue()
 
+UNRECORDED_SUFFIXES = (".pdf",)      # written beside the PNG but not committed: a new one is no new result
+
+def _save_outputs(d: Path, name: str, outputs: dict[Path, bytes], m: dict) -> list[Path]:
+    "Write each output whose bytes changed, then the manifest (rewritten whenever a committed output changed)."
+    changed = [p for p, data in outputs.items() if not (p.exists() and p.read_bytes() == data)]
+    for p in changed: p.write_bytes(outputs[p])
+    recorded = any(p.suffix not in UNRECORDED_SUFFIXES for p in changed)
+    return list(outputs) + [_write_manifest(d, name, m, outputs_changed=recorded)]
+
 def save_figure(fig, name: str, data, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None,
                 **extra) -> list[Path]:
     "Write a matplotlib figure as PNG and PDF with its data (CSV) and manifest."
     d = _out_dir(out_dir, settings)
-    paths = [_write_if_changed(d / f"{name}.{fmt}", _figure_bytes(fig, fmt)) for fmt in ("png", "pdf")]
-    paths.append(_write_if_changed(d / f"{name}.csv", data.to_csv(index=False).encode("utf-8")))
-    return paths + [_write_manifest(d, name, manifest(caption, settings, seeds, data_files, **extra))]
+    outputs = {d / f"{name}.{fmt}": _figure_bytes(fig, fmt) for fmt in ("png", "pdf")}
+    outputs[d / f"{name}.csv"] = data.to_csv(index=False).encode("utf-8")
+    return _save_outputs(d, name, outputs, manifest(caption, settings, seeds, data_files, **extra))
 
 def save_table(df, name: str, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None,
                **extra) -> list[Path]:
     "Write a table as CSV and Markdown with its manifest."
     d = _out_dir(out_dir, settings)
-    paths = [_write_if_changed(d / f"{name}.csv", df.to_csv(index=False).encode("utf-8")),
-             _write_if_changed(d / f"{name}.md", f"{caption}\n\n{df.to_markdown(index=False)}\n".encode("utf-8"))]
-    return paths + [_write_manifest(d, name, manifest(caption, settings, seeds, data_files, **extra))]
+    outputs = {d / f"{name}.csv": df.to_csv(index=False).encode("utf-8"),
+               d / f"{name}.md": f"{caption}\n\n{df.to_markdown(index=False)}\n".encode("utf-8")}
+    return _save_outputs(d, name, outputs, manifest(caption, settings, seeds, data_files, **extra))
 
 # %% ../../nbs/infra/90_reporting.ipynb #ac6af095
 # a manifest's note: why a committed table keeps the columns of an older version of the code
