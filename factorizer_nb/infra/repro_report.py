@@ -12,9 +12,9 @@ import pandas as pd
 from ..core.settings import project_root, run_dir
 
 # %% auto #0
-__all__ = ['MAIN_NUMBERS', 'TOLERANCE_SDS', 'Output', 'as_number', 'output_numbers', 'main_numbers', 'seed_spread', 'tolerance',
-           'compare', 'verdicts', 'summary_line', 'verdicts_under', 'seed_verdicts', 'spread_name',
-           'reproduction_report', 'write_report', 'main']
+__all__ = ['MAIN_NUMBERS', 'TOLERANCE_SDS', 'KERNEL_RANK', 'ONEDNN_ISA', 'Output', 'as_number', 'output_numbers', 'main_numbers',
+           'seed_spread', 'tolerance', 'compare', 'verdicts', 'summary_line', 'verdicts_under', 'seed_verdicts',
+           'spread_name', 'kernel_advice', 'reproduction_report', 'write_report', 'main']
 
 # %% ../../nbs/infra/97_repro_report.ipynb #25ab757b
 @dataclass(frozen=True)
@@ -182,6 +182,25 @@ def _machine(manifest: bytes | None) -> str:
     isa = ", ".join(m.get("isa") or []) or "no AVX2"
     return f"{m.get('cpu')} ({isa}; torch kernels {m.get('torch_cpu_capability', '?')}; {m.get('cores')} cores)"
 
+KERNEL_RANK = {"DEFAULT": 0, "AVX2": 1, "AVX512": 2}        # torch's x86 CPU kernels, narrowest to widest
+ONEDNN_ISA = {"AVX2": "AVX2", "AVX512": "AVX512_CORE"}     # oneDNN's cap of the same width
+
+def _kernels(manifest: bytes | None) -> str | None:
+    "The torch CPU kernels a manifest records (`torch.backends.cpu.get_cpu_capability()`), or None."
+    import json
+    return ((json.loads(manifest) if manifest else {}).get("machine") or {}).get("torch_cpu_capability")
+
+def kernel_advice(committed: str | None, rerun: str | None) -> str:
+    "What makes this CPU run the committed run's torch kernels, when the two differ ('' when they agree or are unknown)."
+    if not committed or not rerun or committed == rerun: return ""
+    told = f"torch ran {rerun} kernels here and {committed} kernels in the committed run"
+    if committed not in KERNEL_RANK or rerun not in KERNEL_RANK: return f"{told}: float training takes another path."
+    if KERNEL_RANK[committed] > KERNEL_RANK[rerun]:
+        return f"{told}, which this CPU lacks: float training takes another path, and the tolerances judge it."
+    env = f"ATEN_CPU_CAPABILITY={committed.lower()}" + (f" ONEDNN_MAX_CPU_ISA={ONEDNN_ISA[committed]}"
+                                                       if committed in ONEDNN_ISA else "")
+    return f"{told}; `{env} make reproduce` runs the committed run's kernels on this CPU."
+
 def reproduction_report(lang: str = "en", root: Path | None = None, figures: Path | None = None,
                         base: str = "HEAD") -> tuple[pd.DataFrame, pd.DataFrame | None, str, dict]:
     "`lang`'s main numbers committed at `base` against the rerun's (`figures`), with tolerances; verdicts; machines."
@@ -198,8 +217,9 @@ def reproduction_report(lang: str = "en", root: Path | None = None, figures: Pat
     verdict = (verdicts(pd.read_csv(io.BytesIO(index_committed)), pd.read_csv(index_now))
                if index_committed and index_now.exists() else None)
     probe = f"table_vocab_stats_{lang}.manifest.json"
-    machines = dict(committed=_machine(show(f"figures/{probe}")),
-                    rerun=_machine((figures / probe).read_bytes() if (figures / probe).exists() else None))
+    manifests = show(f"figures/{probe}"), (figures / probe).read_bytes() if (figures / probe).exists() else None
+    machines = dict(committed=_machine(manifests[0]), rerun=_machine(manifests[1]),
+                    advice=kernel_advice(*map(_kernels, manifests)))
     return numbers, verdict, summary_line(numbers, verdict), machines
 
 # %% ../../nbs/infra/97_repro_report.ipynb #366934b2
@@ -212,6 +232,7 @@ def write_report(lang: str, numbers: pd.DataFrame, verdict: pd.DataFrame | None,
     shown = numbers.assign(**{c: numbers[c].map(lambda v: f"{v:.6g}") for c in floats})
     parts = [f"# Reproduction report ({lang})", "",
              f"Committed run's machine: {machines['committed']}.  ", f"This run's machine: {machines['rerun']}.", "",
+             *([machines["advice"][0].upper() + machines["advice"][1:], ""] if machines.get("advice") else []),
              f"Tolerance: {TOLERANCE_SDS:g} standard deviations of the seed spread (figures/{spread_name(lang)}.csv); "
              "exact numbers must be equal.",
              "", shown.to_markdown(index=False), ""]
@@ -231,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         off = numbers[~numbers.status.isin(["agrees", "exact"])]
         print(f"reproduction report ({lang}), written to {path}:")
         if not off.empty: print(off.to_string(index=False))
+        if machines.get("advice"): print(machines["advice"])
         print(f"{lang}: {line}")
     return 0
 
