@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import pandas as pd
+from ..core.pins import ISA_ENV, machine_record
 from ..core.settings import project_root, run_dir
 
 # %% auto #0
@@ -174,21 +175,21 @@ def _committed_names(root: Path, folder: str = "figures", base: str = "HEAD") ->
 
 def spread_name(lang: str) -> str: return f"table_seed_spread_{lang}"
 
-def _machine(manifest: bytes | None) -> str:
-    "The machine a manifest names, in a few words."
+def _machine_of(manifest: bytes | None) -> dict:
+    "The machine a manifest records ({} for none)."
     import json
-    m = (json.loads(manifest) if manifest else {}).get("machine")
+    return (json.loads(manifest) if manifest else {}).get("machine") or {}
+
+def _describe(m: dict) -> str:
+    "A machine record (`machine_record`) in a few words."
     if not m: return "not recorded (made before manifests named the machine)"
     isa = ", ".join(m.get("isa") or []) or "no AVX2"
-    return f"{m.get('cpu')} ({isa}; torch kernels {m.get('torch_cpu_capability', '?')}; {m.get('cores')} cores)"
+    forced = ", ".join(f"{k}={m[k.lower()]}" for k in ISA_ENV if m.get(k.lower()))
+    kernels = m.get("torch_cpu_capability", "?") + (f" by {forced}" if forced else "")
+    return f"{m.get('cpu')} ({isa}; torch kernels {kernels}; {m.get('cores')} cores)"
 
 KERNEL_RANK = {"DEFAULT": 0, "AVX2": 1, "AVX512": 2}        # torch's x86 CPU kernels, narrowest to widest
 ONEDNN_ISA = {"AVX2": "AVX2", "AVX512": "AVX512_CORE"}     # oneDNN's cap of the same width
-
-def _kernels(manifest: bytes | None) -> str | None:
-    "The torch CPU kernels a manifest records (`torch.backends.cpu.get_cpu_capability()`), or None."
-    import json
-    return ((json.loads(manifest) if manifest else {}).get("machine") or {}).get("torch_cpu_capability")
 
 def kernel_advice(committed: str | None, rerun: str | None) -> str:
     "What makes this CPU run the committed run's torch kernels, when the two differ ('' when they agree or are unknown)."
@@ -202,8 +203,11 @@ def kernel_advice(committed: str | None, rerun: str | None) -> str:
     return f"{told}; `{env} make reproduce` runs the committed run's kernels on this CPU."
 
 def reproduction_report(lang: str = "en", root: Path | None = None, figures: Path | None = None,
-                        base: str = "HEAD") -> tuple[pd.DataFrame, pd.DataFrame | None, str, dict]:
-    "`lang`'s main numbers committed at `base` against the rerun's (`figures`), with tolerances; verdicts; machines."
+                        base: str = "HEAD", machine: dict | None = None
+                        ) -> tuple[pd.DataFrame, pd.DataFrame | None, str, dict]:
+    """`lang`'s main numbers committed at `base` against the rerun's (`figures`), with tolerances; verdicts; machines.
+    The rerun's `machine` is this process's by default (`make reproduce` reports where it ran): a rerun that changed
+    no number keeps the committed manifests, so they cannot name it."""
     root = Path(root or project_root()); figures = Path(figures or root / "figures")
     show = lambda rel: _git_show(root, rel, base)
     names = _committed_names(root, base=base)
@@ -217,9 +221,12 @@ def reproduction_report(lang: str = "en", root: Path | None = None, figures: Pat
     verdict = (verdicts(pd.read_csv(io.BytesIO(index_committed)), pd.read_csv(index_now))
                if index_committed and index_now.exists() else None)
     probe = f"table_vocab_stats_{lang}.manifest.json"
-    manifests = show(f"figures/{probe}"), (figures / probe).read_bytes() if (figures / probe).exists() else None
-    machines = dict(committed=_machine(manifests[0]), rerun=_machine(manifests[1]),
-                    advice=kernel_advice(*map(_kernels, manifests)))
+    if machine is None:
+        import torch  # noqa: F401   (machine_record reads torch's kernels once it is loaded)
+        machine = machine_record()
+    theirs = _machine_of(show(f"figures/{probe}"))                   # the committed run's
+    machines = dict(committed=_describe(theirs), rerun=_describe(machine),
+                    advice=kernel_advice(theirs.get("torch_cpu_capability"), machine.get("torch_cpu_capability")))
     return numbers, verdict, summary_line(numbers, verdict), machines
 
 # %% ../../nbs/infra/97_repro_report.ipynb #366934b2
