@@ -1760,6 +1760,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                           'factorizer_nb/infra/readme.py')},
             'factorizer_nb.infra.reporting': { 'factorizer_nb.infra.reporting._created': ( 'infra/reporting.html#_created',
                                                                                            'factorizer_nb/infra/reporting.py'),
+                                               'factorizer_nb.infra.reporting._differs': ( 'infra/reporting.html#_differs',
+                                                                                           'factorizer_nb/infra/reporting.py'),
                                                'factorizer_nb.infra.reporting._figure_bytes': ( 'infra/reporting.html#_figure_bytes',
                                                                                                 'factorizer_nb/infra/reporting.py'),
                                                'factorizer_nb.infra.reporting._header': ( 'infra/reporting.html#_header',

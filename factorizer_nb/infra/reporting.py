@@ -95,9 +95,13 @@ def _out_dir(out_dir, settings: dict) -> Path:
 MANIFEST_VOLATILE = ("created", "git", "notebook", "machine", "threads")   # differing only in these, a manifest is kept
 VOLATILE_SETTINGS = ("settings_path",)     # recorded, but where the checkout sits is not a setting
 
+def _differs(path: Path, data: bytes) -> bool:
+    "Whether `path` does not hold `data` already."
+    return not (path.exists() and path.read_bytes() == data)
+
 def _write_if_changed(path: Path, data: bytes) -> Path:
     "Write `data` to `path` unless it holds those bytes already (a regeneration that changes nothing touches nothing)."
-    if not (path.exists() and path.read_bytes() == data): path.write_bytes(data)
+    if _differs(path, data): path.write_bytes(data)
     return path
 
 def _write_manifest(d: Path, name: str, m: dict, outputs_changed: bool = False) -> Path:
@@ -126,7 +130,7 @@ UNRECORDED_SUFFIXES = (".pdf",)      # written beside the PNG but not committed:
 
 def _save_outputs(d: Path, name: str, outputs: dict[Path, bytes], m: dict) -> list[Path]:
     "Write each output whose bytes changed, then the manifest (rewritten whenever a committed output changed)."
-    changed = [p for p, data in outputs.items() if not (p.exists() and p.read_bytes() == data)]
+    changed = [p for p, data in outputs.items() if _differs(p, data)]
     for p in changed: p.write_bytes(outputs[p])
     recorded = any(p.suffix not in UNRECORDED_SUFFIXES for p in changed)
     return list(outputs) + [_write_manifest(d, name, m, outputs_changed=recorded)]
