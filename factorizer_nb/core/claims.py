@@ -12,20 +12,29 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['VERDICTS', 'COMPARISONS', 'NO_GLUE', 'Outputs', 'mean', 'fmt', 'pct', 'direction', 'Ours', 'Pick', 'compare', 'Claim',
-           'not_run', 'in_settings']
+__all__ = ['DATA_SUFFIXES', 'VERDICTS', 'COMPARISONS', 'NO_GLUE', 'output_stem', 'data_file', 'Outputs', 'mean', 'fmt', 'pct',
+           'direction', 'Ours', 'Pick', 'compare', 'Claim', 'not_run', 'in_settings']
 
 # %% ../../nbs/core/06_claims.ipynb #97b4e023
+DATA_SUFFIXES = (".csv", ".csv.xz")     # a table or a figure's data; a large figure's data is stored compressed
+
+def output_stem(path: Path) -> str:
+    "An output's name without its data suffix (`fig5_index_counts_en` of `fig5_index_counts_en.csv.xz`)."
+    name = Path(path).name
+    return next((name[:-len(s)] for s in DATA_SUFFIXES[::-1] if name.endswith(s)), Path(path).stem)
+
+def data_file(folder: Path, name: str) -> Path | None:
+    "The data file of output `name` in `folder` (`.csv`, else `.csv.xz`), or None."
+    return next((p for s in DATA_SUFFIXES if (p := Path(folder) / f"{name}{s}").is_file()), None)
+
 class Outputs:
     "The committed CSVs under `root/figures`, preferring the folders in `prefer`; remembers the files it read."
     def __init__(self, root: Path): self.root, self.used = Path(root), []
 
     def find(self, name: str, prefer=()) -> Path | None:
-        "`figures/<p>/<name>.csv` for the first preferred folder `p` that has it, else `figures/<name>.csv`, else None."
-        for folder in (*prefer, ""):
-            path = self.root / "figures" / folder / f"{name}.csv"
-            if path.is_file(): return path
-        return None
+        """`figures/<p>/<name>.csv` (or `.csv.xz`) for the first preferred folder `p` that has it, else
+        `figures/<name>.csv`, else None."""
+        return next((p for folder in (*prefer, "") if (p := data_file(self.root / "figures" / folder, name))), None)
 
     def csv(self, name: str, prefer=()) -> pd.DataFrame | None:
         "The table `name` (see `find`), or None if no such output is committed."
@@ -36,12 +45,12 @@ class Outputs:
 
     def beside(self, output: Path, name: str) -> pd.DataFrame | None:
         "The table `name` in the folder of `output` (a companion, not counted in `used`), or None if there is none."
-        companion = output.with_name(f"{name}.csv")
-        return pd.read_csv(companion) if companion.is_file() else None
+        companion = data_file(output.parent, name)
+        return pd.read_csv(companion) if companion else None
 
     def manifest(self, output: Path) -> dict:
         "The run manifest beside `output` ({} if it has none or it cannot be read)."
-        path = output.with_name(output.name[:-len(".csv")] + ".manifest.json")
+        path = output.with_name(output_stem(output) + ".manifest.json")
         try: return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError): return {}
 

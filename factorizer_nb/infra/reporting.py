@@ -4,7 +4,7 @@
 
 # %% ../../nbs/infra/90_reporting.ipynb #df4e417e
 from __future__ import annotations
-import csv, datetime, hashlib, io, json, os, platform, subprocess, sys, time
+import csv, datetime, hashlib, io, json, lzma, os, platform, subprocess, sys, time
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -13,9 +13,10 @@ from ..core.sources import read_bytes, registry
 from ..core.pins import machine_record
 
 # %% auto #0
-__all__ = ['PACKAGES', 'NOTEBOOK_ENV', 'MANIFEST_VOLATILE', 'VOLATILE_SETTINGS', 'UNRECORDED_SUFFIXES', 'OLDER_CODE', 'git_state',
-           'package_versions', 'data_checksums', 'thread_counts', 'running_notebook', 'manifest', 'figure_dir',
-           'save_figure', 'save_table', 'older_code_outputs', 'column_problems', 'output_problems', 'main']
+__all__ = ['PACKAGES', 'NOTEBOOK_ENV', 'MANIFEST_VOLATILE', 'VOLATILE_SETTINGS', 'XZ', 'FIGURE_DATA_XZ_BYTES',
+           'UNRECORDED_SUFFIXES', 'OLDER_CODE', 'git_state', 'package_versions', 'data_checksums', 'thread_counts',
+           'running_notebook', 'manifest', 'figure_dir', 'save_figure', 'save_table', 'older_code_outputs',
+           'column_problems', 'output_problems', 'main']
 
 # %% ../../nbs/infra/90_reporting.ipynb #d3cc8661
 PACKAGES = ("factorizer-nb", "torch", "numpy", "sentencepiece", "tokenizers", "gensim", "wordfreq", "dawg2", "conllu",
@@ -95,13 +96,27 @@ def _out_dir(out_dir, settings: dict) -> Path:
 MANIFEST_VOLATILE = ("created", "git", "notebook", "machine", "threads")   # differing only in these, a manifest is kept
 VOLATILE_SETTINGS = ("settings_path",)     # recorded, but where the checkout sits is not a setting
 
+XZ = ".xz"                           # an output path ending so is stored xz-compressed; its content is compared
+FIGURE_DATA_XZ_BYTES = 100_000      # a figure's data above this is stored as `<name>.csv.xz` (tables stay plain CSV)
+
+def _content(path: Path) -> bytes | None:
+    "What `path` holds, decompressed where it is xz; None if it is missing or not xz after all."
+    if not path.exists(): return None
+    try: return lzma.decompress(path.read_bytes()) if path.suffix == XZ else path.read_bytes()
+    except lzma.LZMAError: return None
+
 def _differs(path: Path, data: bytes) -> bool:
-    "Whether `path` does not hold `data` already."
-    return not (path.exists() and path.read_bytes() == data)
+    "Whether `path` does not hold the content `data` already (an xz file by its content, so any xz build will do)."
+    return _content(path) != data
+
+def _write(path: Path, data: bytes) -> Path:
+    "Write the content `data` to `path`, xz-compressed (preset 9) where the path says so."
+    path.write_bytes(lzma.compress(data, preset=9) if path.suffix == XZ else data)
+    return path
 
 def _write_if_changed(path: Path, data: bytes) -> Path:
-    "Write `data` to `path` unless it holds those bytes already (a regeneration that changes nothing touches nothing)."
-    if _differs(path, data): path.write_bytes(data)
+    "Write `data` to `path` unless it holds it already (a regeneration that changes nothing touches nothing)."
+    if _differs(path, data): _write(path, data)
     return path
 
 def _write_manifest(d: Path, name: str, m: dict, outputs_changed: bool = False) -> Path:
@@ -131,16 +146,19 @@ UNRECORDED_SUFFIXES = (".pdf",)      # written beside the PNG but not committed:
 def _save_outputs(d: Path, name: str, outputs: dict[Path, bytes], m: dict) -> list[Path]:
     "Write each output whose bytes changed, then the manifest (rewritten whenever a committed output changed)."
     changed = [p for p, data in outputs.items() if _differs(p, data)]
-    for p in changed: p.write_bytes(outputs[p])
+    for p in changed: _write(p, outputs[p])
     recorded = any(p.suffix not in UNRECORDED_SUFFIXES for p in changed)
     return list(outputs) + [_write_manifest(d, name, m, outputs_changed=recorded)]
 
 def save_figure(fig, name: str, data, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None,
                 **extra) -> list[Path]:
-    "Write a matplotlib figure as PNG and PDF with its data (CSV) and manifest."
+    "Write a matplotlib figure as PNG and PDF with its data (CSV, xz above `FIGURE_DATA_XZ_BYTES`) and manifest."
     d = _out_dir(out_dir, settings)
     outputs = {d / f"{name}.{fmt}": _figure_bytes(fig, fmt) for fmt in ("png", "pdf")}
-    outputs[d / f"{name}.csv"] = data.to_csv(index=False).encode("utf-8")
+    table = data.to_csv(index=False).encode("utf-8")
+    csv_path = d / (f"{name}.csv{XZ}" if len(table) > FIGURE_DATA_XZ_BYTES else f"{name}.csv")
+    outputs[csv_path] = table
+    (d / f"{name}.csv{XZ}" if csv_path.suffix == ".csv" else d / f"{name}.csv").unlink(missing_ok=True)  # the other form
     return _save_outputs(d, name, outputs, manifest(caption, settings, seeds, data_files, **extra))
 
 def save_table(df, name: str, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None,
@@ -155,9 +173,15 @@ def save_table(df, name: str, caption: str, settings: dict, seeds: dict, data_fi
 # a manifest's note: why a committed table keeps the columns of an older version of the code
 OLDER_CODE = "made_by_older_code"
 
+def _data_stem(path: Path) -> str: return path.name.removesuffix(XZ).removesuffix(".csv")
+
+def _data_files(folder: Path) -> list[Path]:
+    "The tables and figure data under `folder` (`.csv`, and `.csv.xz`), sorted."
+    return sorted(f for f in folder.rglob("*.csv*") if f.name.endswith((".csv", f".csv{XZ}")))
+
 def _header(path: Path) -> list[str]:
-    "The column names of a CSV."
-    with open(path, encoding="utf-8", newline="") as f: return next(csv.reader(f), [])
+    "The column names of a CSV (xz or not)."
+    return next(csv.reader(io.StringIO((_content(path) or b"").decode("utf-8"), newline="")), [])
 
 def older_code_outputs(root: Path | None = None) -> dict[str, str]:
     """{output (path without suffix, from the checkout): note} of the committed outputs an older version of the code
@@ -171,7 +195,7 @@ def older_code_outputs(root: Path | None = None) -> dict[str, str]:
 
 def _created(csv_path: Path) -> str:
     "When a table's manifest says it was made ('' without one)."
-    m = csv_path.with_name(csv_path.stem + ".manifest.json")
+    m = csv_path.with_name(_data_stem(csv_path) + ".manifest.json")
     try: return json.loads(m.read_text(encoding="utf-8")).get("created", "") if m.exists() else ""
     except ValueError: return ""
 
@@ -179,14 +203,14 @@ def column_problems(root: Path | None = None) -> dict[str, list[str]]:
     "Tables `<kind>_<lang>.csv` under figures/ whose columns differ from the newest table of that kind, unless marked."
     from factorizer_nb.core.settings import LANGS
     root = Path(root or project_root()); older, kinds, out = older_code_outputs(root), {}, {}
-    for f in sorted((root / "figures").rglob("*.csv")):
-        kind, _, lang = f.stem.rpartition("_")
+    for f in _data_files(root / "figures"):
+        kind, _, lang = _data_stem(f).rpartition("_")
         if kind and lang in LANGS: kinds.setdefault(kind, []).append(f)
     for kind, files in kinds.items():
         ref = max(files, key=lambda f: (_created(f), -len(f.parts)))   # the newest; at a tie, the main job's
         for f in files:
             have, want, rel = _header(f), _header(ref), str(f.relative_to(root))
-            if have != want and rel.removesuffix(".csv") not in older:
+            if have != want and rel.removesuffix(XZ).removesuffix(".csv") not in older:
                 out[rel] = [f"its columns differ from {ref.relative_to(root)}, the newest table of its kind "
                             f"({', '.join(sorted(set(have) ^ set(want))) or 'their order'}): regenerate it, or say why "
                             f"it stays in its manifest's {OLDER_CODE!r}"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, sys
 from pathlib import Path
 import pandas as pd
-from ..core.claims import VERDICTS, Claim, Ours, Outputs
+from ..core.claims import VERDICTS, Claim, Ours, Outputs, output_stem
 from ..core.settings import atomic_write, project_root
 from ..factorizer.claims import CLAIMS as FACTORIZER_CLAIMS
 from ..sage.claims import CLAIMS as SAGE_CLAIMS
@@ -34,7 +34,7 @@ def paper_values(root: Path) -> pd.DataFrame:
 def _link_target(output: Path) -> Path:
     "The file a row links for an output: its figure, else its Markdown table, else its CSV."
     for suffix in (".png", ".md"):
-        linked = output.with_suffix(suffix)
+        linked = output.with_name(output_stem(output) + suffix)
         if linked.is_file(): return linked
     return output
 
