@@ -46,6 +46,8 @@
 #                             docs/development.md), into runs/paper_words.tsv.xz
 #   make medium               the FACTORIZER notebooks (11-16) for English on the medium profile (about 2 h 20 min on 2 cores,
 #                             resumable), into runs/en-medium/ and figures/medium/, pinned in data/ledger/en-medium/pins/
+#   make device-bundle        what the paper-compute VQ-VAE run carries to a GPU machine (.device/), and the travel report: working
+#                             tree, bundle and sum, failing over 56 MiB of the 64 MiB a GPU machine is sent (docs/development.md)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -61,7 +63,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: paper-words setup lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test test-slow check-outputs check-sync readme bench data lab clean-runs
+.PHONY: device-bundle paper-words setup lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test test-slow check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -191,6 +193,12 @@ medium: setup
 # with the wheels of docs/development.md, where `python -m factorizer_nb.infra.paper_run --words runs/paper_words.tsv.xz --out $$OUT` runs
 paper-words: setup
 	$(BIN)/python -m factorizer_nb.infra.paper_run --export-words runs/paper_words.tsv.xz
+
+# What the paper-compute run carries to a GPU machine (nbs/infra/99_device_bundle): .device/ with the carried pure-Python
+# packages and the word list; prints the working tree's size, the bundle's and their sum, and fails over 56 MiB (CI runs it)
+device-bundle: setup
+	test -f runs/paper_words.tsv.xz || $(MAKE) paper-words
+	$(BIN)/python -m factorizer_nb.infra.device_bundle
 
 gpu-check: setup
 	$(BIN)/python -m factorizer_nb.infra.gpu_check --profile paper

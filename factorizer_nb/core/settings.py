@@ -12,7 +12,7 @@ from typing import Mapping
 # %% auto #0
 __all__ = ['SETTINGS_NAME', 'LANGS', 'DEFAULT_PROFILE', 'RUNS_ENV', 'CACHE_ENV', 'find_settings', 'read_settings',
            'profile_chain', 'load_settings', 'config_from', 'project_root', 'runs_root', 'run_dir', 'atomic_write',
-           'cache_dir', 'CheckpointError', 'load_checkpoint']
+           'cache_dir', 'CheckpointError', 'load_checkpoint', 'device_name', 'synchronize']
 
 # %% ../../nbs/core/00_settings.ipynb #26624c96
 SETTINGS_NAME = "settings.ini"
@@ -149,3 +149,14 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
                               f"(loading it could run code): {names[0].strip()}") from None
     except Exception as e:
         raise CheckpointError(f"checkpoint {path} cannot be read ({e}); delete it to start over") from e
+
+def device_name(device) -> str:
+    "The accelerator's name, or the CPU's threads: what a log or manifest says a run ran on."
+    import torch
+    device = torch.device(device)
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU ({torch.get_num_threads()} threads)"
+
+def synchronize(device) -> None:
+    "Wait for the work queued on a CUDA `device` (nothing to wait for elsewhere): what a timer reads after."
+    import torch
+    if torch.device(device).type == "cuda": torch.cuda.synchronize(device)

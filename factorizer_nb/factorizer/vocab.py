@@ -7,19 +7,24 @@ from __future__ import annotations
 import hashlib, json, math, pickle, struct, subprocess, sys
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
-import dawg
 from fastcore.basics import patch
 from ..core.text import BOW, EOW
 from ..core.settings import atomic_write
 from ..baselines.adapters import train_sentencepiece
 
+def _dawg():
+    "The dawg module, imported on first use (the VQ-VAE trains and reads off its vocabulary without it)."
+    import dawg
+    return dawg
+
 # %% auto #0
 __all__ = ['NUM_CODEBOOKS', 'CODEBOOK_SIZE', 'FORMAT_MAGIC', 'FORMAT_VERSION', 'RECORD_FORMAT', 'AUTHORS_RECORD_FORMAT',
-           'PAYLOAD_SEPARATOR', 'NUL_KEY', 'DAWG_UNIT_BYTES', 'TEXT_FORMAT', 'VOCAB_TEXT_CODEC', 'COLUMNS_FORMAT',
-           'LOGP_BYTES', 'VOCAB_COLUMNS_CODEC', 'escape_bytes', 'unescape_key', 'subword_bytes', 'bytes_subword',
-           'has_stray_bytes', 'display_subword', 'triplet_to_flat', 'flat_to_triplet', 'Vocabulary', 'byte_complete',
-           'VocabularyFormatError', 'vocab_to_text', 'vocab_text_header', 'vocab_from_text', 'vocab_to_columns',
-           'columns_to_text', 'vocab_text_of', 'write_authors_dawg', 'placeholder_triplet', 'unigram_standin_vocab']
+           'PAYLOAD_SEPARATOR', 'NUL_KEY', 'DAWG_UNIT_BYTES', 'TEXT_FORMAT', 'VOCAB_TEXT_CODEC', 'ENTRIES_FORMAT',
+           'COLUMNS_FORMAT', 'LOGP_BYTES', 'VOCAB_COLUMNS_CODEC', 'escape_bytes', 'unescape_key', 'subword_bytes',
+           'bytes_subword', 'has_stray_bytes', 'display_subword', 'triplet_to_flat', 'flat_to_triplet', 'Vocabulary',
+           'byte_complete', 'VocabularyFormatError', 'vocab_to_text', 'vocab_text_header', 'vocab_from_text',
+           'entries_to_text', 'entries_from_text', 'vocab_to_columns', 'columns_to_text', 'vocab_text_of',
+           'write_authors_dawg', 'placeholder_triplet', 'unigram_standin_vocab']
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #19e88124
 NUM_CODEBOOKS, CODEBOOK_SIZE = 3, 256
@@ -99,8 +104,8 @@ class Vocabulary:
             sw, t, lp = _check_item(*item)
             key = escape_bytes(subword_bytes(sw))
             if key not in best or lp > best[key][0]: best[key] = (lp, t)
-        d = dawg.RecordDAWG(RECORD_FORMAT, ((k, (lp, *t)) for k, (lp, t) in best.items()),
-                            payload_separator=PAYLOAD_SEPARATOR)
+        d = _dawg().RecordDAWG(RECORD_FORMAT, ((k, (lp, *t)) for k, (lp, t) in best.items()),
+                               payload_separator=PAYLOAD_SEPARATOR)
         self._attach(d, meta, len(best), max(map(len, best), default=0),
                      max((lp for lp, _ in best.values()), default=0.0))
 
@@ -166,7 +171,7 @@ def __getstate__(self: Vocabulary) -> dict:
 
 @patch
 def __setstate__(self: Vocabulary, state: dict):
-    d = dawg.RecordDAWG(RECORD_FORMAT, payload_separator=PAYLOAD_SEPARATOR).frombytes(state["dawg"])
+    d = _dawg().RecordDAWG(RECORD_FORMAT, payload_separator=PAYLOAD_SEPARATOR).frombytes(state["dawg"])
     self._attach(d, state["meta"], state["size"], state["max_len"], state["max_logp"])
     self._trie = state["trie"]
 
@@ -314,7 +319,7 @@ def load(cls: Vocabulary, path: str | Path) -> Vocabulary:
     del data                                                 # a large file is held once, as `body`
     _check_layout(body, path)
     if ours and header["format_version"] >= 2:               # checksum verified: dawg may parse it here
-        try: d = dawg.RecordDAWG(fmt, payload_separator=PAYLOAD_SEPARATOR).frombytes(body)
+        try: d = _dawg().RecordDAWG(fmt, payload_separator=PAYLOAD_SEPARATOR).frombytes(body)
         except Exception as e: raise VocabularyFormatError(f"{path}: its DAWG cannot be read ({e})") from e
         vocab = _around_dawg(d, meta, path, len(body))
     else: vocab = _from_records(_isolated_records(body, fmt, path), meta, path)
@@ -384,6 +389,29 @@ VOCAB_TEXT_CODEC = (lambda path: vocab_to_text(path).encode("utf-8"), lambda dat
                     path: vocab_from_text(data.decode("utf-8"), path))
 
 
+# %% ../../nbs/factorizer/06_vocab.ipynb #dac9ea13
+ENTRIES_FORMAT = "factorizer-nb vocabulary entries 1"   # the header line's `entries_format`
+
+def entries_to_text(items: Iterable[tuple[str, Sequence[int], float]], meta: dict) -> str:
+    "Vocabulary items and metadata as text (header line, then `subword<TAB>r g b<TAB>log p`), checked, without a DAWG."
+    rows = [_text_line(json.dumps(sw), t, lp) for sw, t, lp in (_check_item(*i) for i in items)]
+    head = dict(entries_format=ENTRIES_FORMAT, size=len(rows), meta=meta)
+    return "\n".join([json.dumps(head, ensure_ascii=True), *rows]) + "\n"
+
+def entries_from_text(text: str) -> tuple[list[tuple[str, tuple[int, ...], float]], dict]:
+    "The items and metadata `entries_to_text` wrote, or a `VocabularyFormatError` that says what is wrong."
+    first, _, body = text.partition("\n")
+    try: head = json.loads(first)
+    except ValueError: head = None
+    if not isinstance(head, dict) or head.get("entries_format") != ENTRIES_FORMAT or "meta" not in head:
+        raise VocabularyFormatError(f"not vocabulary entries (the first line should be a {ENTRIES_FORMAT!r} header): "
+                                    f"{first[:80]!r}")
+    items = [_check_item(*_text_row(n, l)) for n, l in enumerate(body.split("\n"), 2) if l]
+    if len(items) != head.get("size"):
+        raise VocabularyFormatError(f"the header says {head.get('size')} entries, the text holds {len(items)} "
+                                    "(truncated?)")
+    return items, head["meta"]
+
 # %% ../../nbs/factorizer/06_vocab.ipynb #9454826b
 COLUMNS_FORMAT = "factorizer-nb vocabulary columns 1"   # the header line's `columns_format`
 LOGP_BYTES = 8                                           # a float64 log p
@@ -440,7 +468,7 @@ VOCAB_COLUMNS_CODEC = (vocab_to_columns, lambda data, path: vocab_from_text(colu
 def write_authors_dawg(items: Iterable[tuple[str, tuple[int, int, int], float]], path: str | Path) -> Path:
     "Write `(subword, triplet, log p)` items as an authors'-format `fBBB` RecordDAWG (several records per key allowed)."
     recs = [(escape_bytes(subword_bytes(sw)), (lp, *t)) for sw, t, lp in (_check_item(*i) for i in items)]
-    dawg.RecordDAWG(AUTHORS_RECORD_FORMAT, recs, payload_separator=PAYLOAD_SEPARATOR).save(str(path))
+    _dawg().RecordDAWG(AUTHORS_RECORD_FORMAT, recs, payload_separator=PAYLOAD_SEPARATOR).save(str(path))
     return Path(path)
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #ecd9781c

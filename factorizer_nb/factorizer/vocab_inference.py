@@ -16,14 +16,15 @@ from .training import VQConfig, load_checkpoint, train
 from ..core.text import BOW_BYTES, EOW_BYTES
 from ..core.settings import load_settings, run_dir
 from ..core.corpora import training_counts, WordList
-from .vocab import CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet, has_stray_bytes
+from .vocab import (CODEBOOK_SIZE, NUM_CODEBOOKS, Vocabulary, bytes_subword, flat_to_triplet,
+                                            has_stray_bytes, _check_item)
 from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, FactorizerVQVAE,
                                             tokens_subword)
 
 # %% auto #0
-__all__ = ['DECODE_SDPA_BACKENDS', 'load_vqvae', 'prior_triplets', 'greedy_decode', 'build_vocabulary', 'code_vectors',
-           'fallback_subwords', 'best_triplets', 'add_byte_fallback', 'infer_vocabulary', 'trained_vocabulary',
-           'ladder_vocabulary']
+__all__ = ['DECODE_SDPA_BACKENDS', 'Entries', 'load_vqvae', 'prior_triplets', 'greedy_decode', 'vocabulary_entries',
+           'entry_items', 'build_vocabulary', 'code_vectors', 'fallback_subwords', 'best_triplets', 'fallback_entries',
+           'add_byte_fallback', 'read_off', 'infer_vocabulary', 'trained_vocabulary', 'ladder_vocabulary']
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #c6761621
 def load_vqvae(checkpoint: str | Path, use_ema: bool = True,
@@ -83,23 +84,35 @@ def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: in
 
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #479fbaad
-def build_vocabulary(triplets: torch.Tensor, seqs: list[list[int]], logp: torch.Tensor, finished: torch.Tensor,
-                     log_prior: torch.Tensor | None = None, meta: dict | None = None) -> tuple[Vocabulary, dict]:
-    "Vocabulary from decoded triplets (best triplet per subword) and statistics of what was kept and why not."
+Entries = dict[str, tuple[tuple[int, int, int], float]]       # subword -> (its best triplet, score)
+
+def vocabulary_entries(triplets: torch.Tensor, seqs: list[list[int]], logp: torch.Tensor, finished: torch.Tensor,
+                       log_prior: torch.Tensor | None = None) -> tuple[Entries, dict]:
+    "Each decoded subword's best triplet (the first of equal scores), and statistics of what was kept and why not."
     stats = dict(triplets_used=len(triplets), triplets_possible=CODEBOOK_SIZE ** NUM_CODEBOOKS, unterminated=0,
-                 malformed=0,
-                 invalid_utf8=0, duplicates=0)
-    items = []
+                 malformed=0, invalid_utf8=0, duplicates=0)
+    best, decoded = {}, 0
     for i, seq in enumerate(seqs):
         if not finished[i]: stats["unterminated"] += 1; continue
         sw = tokens_subword(seq)
         if sw is None: stats["malformed"] += 1; continue
         if has_stray_bytes(sw): stats["invalid_utf8"] += 1
         score = float(logp[i]) + (float(log_prior[i]) if log_prior is not None else 0.0)
-        items.append((sw, tuple(triplets[i].tolist()), min(score, 0.0)))
-    vocab = Vocabulary(items, dict(meta or {}, stats=stats))                # keeps each subword's best-scoring triplet
-    stats.update(duplicates=len(items) - len(vocab), vocab_size=len(vocab))
-    return vocab, stats
+        sw, t, lp = _check_item(sw, triplets[i].tolist(), min(score, 0.0))
+        decoded += 1
+        if sw not in best or lp > best[sw][1]: best[sw] = (t, lp)
+    stats.update(duplicates=decoded - len(best), vocab_size=len(best))
+    return best, stats
+
+def entry_items(entries: Entries) -> list[tuple[str, tuple[int, int, int], float]]:
+    "`(subword, triplet, score)` items of entries, as `Vocabulary` takes them."
+    return [(sw, t, lp) for sw, (t, lp) in entries.items()]
+
+def build_vocabulary(triplets: torch.Tensor, seqs: list[list[int]], logp: torch.Tensor, finished: torch.Tensor,
+                     log_prior: torch.Tensor | None = None, meta: dict | None = None) -> tuple[Vocabulary, dict]:
+    "Vocabulary from decoded triplets (best triplet per subword) and statistics of what was kept and why not."
+    entries, stats = vocabulary_entries(triplets, seqs, logp, finished, log_prior)
+    return Vocabulary(entry_items(entries), dict(meta or {}, stats=stats)), stats
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #817ffab5
 def code_vectors(model: FactorizerVQVAE, triplets: torch.Tensor) -> torch.Tensor:
@@ -147,34 +160,51 @@ def best_triplets(model: FactorizerVQVAE, triplets: torch.Tensor, tokens: list[i
     return out
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #6550e116
+def fallback_entries(entries: Entries, model: FactorizerVQVAE, triplets: torch.Tensor,
+                     log_prior: torch.Tensor | None = None, batch_size: int = 4096) -> Entries:
+    "Each fallback subword that `entries` lack, under its best triplet from the model that no entry holds."
+    missing = {w: t for w, t in fallback_subwords().items() if w not in entries}
+    if not missing: return {}
+    claimed = {t for t, _ in entries.values()}                            # a triplet decodes to one subword only
+    taken = {i for i, t in enumerate(map(tuple, triplets.tolist())) if t in claimed}
+    best = best_triplets(model, triplets, list(missing.values()), log_prior, taken, batch_size)
+    return {w: (tuple(triplets[i].tolist()), min(score, 0.0)) for w, (i, score) in zip(missing, best)}
+
 def add_byte_fallback(vocab: Vocabulary, model: FactorizerVQVAE, triplets: torch.Tensor,
                       log_prior: torch.Tensor | None = None,
                       batch_size: int = 4096) -> tuple[Vocabulary, int]:
     "The vocabulary with each missing fallback subword under its best triplet from the model; and how many were added."
-    missing = {w: t for w, t in fallback_subwords().items() if w not in vocab}
-    if not missing: return vocab, 0
-    claimed = {t for _, t, _ in vocab.items()}                           # a triplet decodes to one subword only
-    taken = {i for i, t in enumerate(map(tuple, triplets.tolist())) if t in claimed}
-    best = best_triplets(model, triplets, list(missing.values()), log_prior, taken, batch_size)
-    extra = [(w, tuple(triplets[i].tolist()), min(score, 0.0)) for w, (i, score) in zip(missing, best)]
-    return Vocabulary(list(vocab.items()) + extra, vocab.meta), len(extra)
+    extra = fallback_entries({sw: (t, lp) for sw, t, lp in vocab.items()}, model, triplets, log_prior, batch_size)
+    if not extra: return vocab, 0
+    return Vocabulary(list(vocab.items()) + entry_items(extra), vocab.meta), len(extra)
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #5191c8a2
-def infer_vocabulary(checkpoint: str | Path, add_log_prior: bool = False, byte_fallback: bool = True,
-                     batch_size: int = 4096,
-                     device="cpu", progress: bool = True) -> tuple[Vocabulary, dict]:
-    "Read a trained VQ-VAE out into a static vocabulary (paper §3.1); returns it and its statistics."
+def read_off(checkpoint: str | Path, add_log_prior: bool = False, byte_fallback: bool = True, batch_size: int = 4096,
+             device="cpu", progress: bool = True, strict: bool = True) -> tuple[Entries, dict]:
+    """A trained VQ-VAE's vocabulary entries and metadata (statistics under "stats"), no DAWG built; `strict=False`
+    records a byte fallback short of free triplets in the statistics instead of raising."""
     model, st = load_vqvae(checkpoint, device=device)
     triplets, log_prior = prior_triplets(st["prior"])
     seqs, logp, finished = greedy_decode(model, triplets, batch_size=batch_size, progress=progress)
     meta = dict(kind="FACTORIZER VQ-VAE vocabulary", checkpoint_step=st["step"], add_log_prior=add_log_prior,
                 score="log p(w|z) + log "
                       "p(z)" if add_log_prior else "log p(w|z)", model=st["config"], settings=st.get("settings", {}))
-    vocab, stats = build_vocabulary(triplets, seqs, logp, finished, log_prior if add_log_prior else None, meta)
-    if not byte_fallback: return vocab, stats
-    vocab, added = add_byte_fallback(vocab, model, triplets, log_prior if add_log_prior else None, batch_size)
-    stats.update(byte_fallback_added=added, vocab_size=len(vocab))     # the same dict as vocab.meta["stats"]
-    return vocab, stats
+    prior = log_prior if add_log_prior else None
+    entries, meta["stats"] = vocabulary_entries(triplets, seqs, logp, finished, prior)
+    if not byte_fallback: return entries, meta
+    try: extra = fallback_entries(entries, model, triplets, prior, batch_size)
+    except ValueError as e:                                                # too few used triplets to give each its own
+        if strict: raise
+        meta["stats"]["byte_fallback_error"] = str(e); return entries, meta
+    entries.update(extra); meta["stats"].update(byte_fallback_added=len(extra), vocab_size=len(entries))
+    return entries, meta
+
+def infer_vocabulary(checkpoint: str | Path, add_log_prior: bool = False, byte_fallback: bool = True,
+                     batch_size: int = 4096,
+                     device="cpu", progress: bool = True) -> tuple[Vocabulary, dict]:
+    "Read a trained VQ-VAE out into a static vocabulary (paper §3.1); returns it and its statistics."
+    entries, meta = read_off(checkpoint, add_log_prior, byte_fallback, batch_size, device, progress)
+    return Vocabulary(entry_items(entries), meta), meta["stats"]
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #7b0cab02
 def trained_vocabulary(lang: str, profile: str, out_dir: str | Path, top_words: int | None = None,

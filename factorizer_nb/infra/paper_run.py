@@ -4,26 +4,25 @@
 
 # %% ../../nbs/infra/98_paper_run.ipynb #e58e3f68
 from __future__ import annotations
-import argparse, hashlib, json, lzma, math, sys, tempfile, time
+import argparse, hashlib, json, lzma, math, shutil, sys, tempfile, time
 from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Sequence
 import torch
-from ..core.settings import atomic_write, load_settings
+from ..core.settings import atomic_write, device_name, load_settings, synchronize
 from ..core.text import marked_bytes
 from ..core.corpora import training_counts, ud_sentences, WordList
-from ..factorizer.vocab import Vocabulary, subword_bytes, vocab_from_text, vocab_to_text
+from ..factorizer.vocab import (Vocabulary, entries_from_text, entries_to_text, subword_bytes,
+                                            vocab_from_text, vocab_to_text)
 from ..factorizer.fast_step import COMPILE_MODES, FastPath
 from ..factorizer.training import (VQConfig, WordSampler, mean_sample_tokens, new_state, train,
                                                vq_training_flops)
-from ..factorizer.vocab_inference import infer_vocabulary
-from ..downstream.lm.training import device_name
-from .gpu_check import _sync
+from ..factorizer.vocab_inference import entry_items, read_off
 from .reporting import package_versions
 
 # %% auto #0
-__all__ = ['export_words', 'read_words', 'matmul_tflops', 'time_steps', 'plan_steps', 'paper_run', 'cut_vocabulary',
-           'follow_up_words', 'record_run', 'main']
+__all__ = ['VOCAB_ENTRIES', 'export_words', 'read_words', 'matmul_tflops', 'time_steps', 'plan_steps', 'paper_run',
+           'cut_vocabulary', 'follow_up_words', 'record_run', 'main']
 
 # %% ../../nbs/infra/98_paper_run.ipynb #f6992b14
 def export_words(counts: Sequence[tuple[str, int]], path: str | Path) -> Path:
@@ -31,6 +30,7 @@ def export_words(counts: Sequence[tuple[str, int]], path: str | Path) -> Path:
     bad = [w for w, _ in counts if "\t" in w or "\n" in w or "\r" in w]
     if bad: raise ValueError(f"{len(bad)} words hold a tab or line break, e.g. {bad[0]!r}")
     text = "".join(f"{w}\t{int(c)}\n" for w, c in counts)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     return atomic_write(Path(path), lambda t: t.write_bytes(lzma.compress(text.encode("utf-8", "surrogatepass"))))
 
 def read_words(path: str | Path) -> list[tuple[str, int]]:
@@ -51,9 +51,9 @@ def matmul_tflops(device: str | torch.device, n: int = 8192, reps: int = 20,
     "The dense matrix rate of `device` in TFLOP/s: `reps` n × n matmuls in `dtype` after one warm-up."
     device = torch.device(device)
     a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
-    a @ b; _sync(device); t0 = time.perf_counter()
+    a @ b; synchronize(device); t0 = time.perf_counter()
     for _ in range(reps): a @ b
-    _sync(device)
+    synchronize(device)
     return 2 * n ** 3 * reps / (time.perf_counter() - t0) / 1e12
 
 def time_steps(cfg: VQConfig, sampler: WordSampler, device: str | torch.device, paths: Sequence[FastPath],
@@ -69,9 +69,9 @@ def time_steps(cfg: VQConfig, sampler: WordSampler, device: str | torch.device, 
             step = path.stepper(st, sampler, cfg)
             t0 = time.perf_counter()
             for _ in range(warmup): step()
-            step.drain(); _sync(device); t1 = time.perf_counter()
+            step.drain(); synchronize(device); t1 = time.perf_counter()
             for _ in range(steps): step()
-            step.drain(); _sync(device)
+            step.drain(); synchronize(device)
             sec = (time.perf_counter() - t1) / steps
             row.update(seconds_per_step=sec, words_per_second=cfg.batch_size / sec, tflops=flops / sec / 1e12,
                        warmup_seconds=t1 - t0, error=None)
@@ -101,13 +101,18 @@ def plan_steps(cfg: VQConfig, step_seconds: float, seconds_left: float, safety: 
     return planned, how
 
 # %% ../../nbs/infra/98_paper_run.ipynb #890190b9
+VOCAB_ENTRIES = "vocab_entries.tsv.xz"            # the read-off vocabulary's entries (`entries_to_text`), xz
+
 def paper_run(out: str | Path, words: Sequence[tuple[str, int]], profile: str = "paper", lang: str = "en",
               budget_s: float = 540, reserve_s: float = 150, device: str | None = None, bench_steps: int = 10,
               bench_warmup: int = 3,
-              compile_modes: Sequence[str] = ("default", "reduce-overhead"), matmul_n: int | None = None) -> dict:
-    "Benchmark, plan, train and read off `profile`'s VQ-VAE on `words` in `budget_s` seconds into `out`; its record."
+              compile_modes: Sequence[str] = ("default", "reduce-overhead"), matmul_n: int | None = None,
+              work: str | Path | None = None) -> dict:
+    """Benchmark, plan, train and read off `profile`'s VQ-VAE on `words` in `budget_s` seconds into `out` (the
+    checkpoint in `work`, default `out`); its record."""
     t_start, out = time.perf_counter(), Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    work = Path(work) if work else out
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     settings = load_settings(lang, profile)
     # the whole list (the ladder's `all`)
@@ -137,23 +142,21 @@ def paper_run(out: str | Path, words: Sequence[tuple[str, int]], profile: str = 
     save(path_chosen=fast.label(), steps_planned=planned.steps, how_steps_were_chosen=how,
          settings=planned.to_settings())
     t_train = time.perf_counter()
-    ckpt = train(words, out / "vqvae", planned, device, progress=False, fast=fast,
+    ckpt = train(words, work / "vqvae", planned, device, progress=False, fast=fast,
                  provenance=dict(lang=lang, profile=profile, top_words="all"))
     train_s = time.perf_counter() - t_train
+    if work != out: shutil.copyfile(work / "vqvae" / "train_log.csv", out / "train_log.csv")
     flops = vq_training_flops(planned, mean_tokens)
     save(steps_done=planned.steps, word_samples=planned.steps * planned.batch_size, flops=flops, train_seconds=train_s,
          seconds_per_step=train_s / planned.steps, achieved_tflops=flops / train_s / 1e12)
     t_inf = time.perf_counter()
     batch = max(settings["vocab_batch_size"], 65536 if cuda else 0)
-    read_off = lambda fallback: infer_vocabulary(ckpt, add_log_prior=settings["vocab_add_log_prior"],
-                                                 byte_fallback=fallback, progress=False, batch_size=batch, device=device)
-    try: vocab, stats = read_off(settings["vocab_byte_fallback"])
-    except ValueError as e:                               # too few used triplets for the byte fallback: keep the run
-        save(byte_fallback_error=str(e)); vocab, stats = read_off(False)
-    vocab.save(out / "vocab.dawg")
-    text = lzma.compress(vocab_to_text(out / "vocab.dawg").encode("utf-8"))
-    atomic_write(out / "vocab.tsv.xz", lambda t: t.write_bytes(text)); (out / "vocab.dawg").unlink()
-    save(inference_seconds=time.perf_counter() - t_inf, vocab_stats=stats, vocab_file="vocab.tsv.xz",
+    entries, meta = read_off(ckpt, add_log_prior=settings["vocab_add_log_prior"], device=device, progress=False,
+                             byte_fallback=settings["vocab_byte_fallback"], batch_size=batch, strict=False)
+    if "byte_fallback_error" in meta["stats"]: save(byte_fallback_error=meta["stats"]["byte_fallback_error"])
+    text = lzma.compress(entries_to_text(entry_items(entries), meta).encode("utf-8"))
+    atomic_write(out / VOCAB_ENTRIES, lambda t: t.write_bytes(text))
+    save(inference_seconds=time.perf_counter() - t_inf, vocab_stats=meta["stats"], vocab_file=VOCAB_ENTRIES,
          vocab_xz_bytes=len(text))
     return record
 
@@ -182,10 +185,10 @@ def record_run(run: str | Path, words: Iterable[str], ledger: str | Path, name: 
     if rec.get("steps_done") is None or rec["steps_done"] != rec.get("steps_planned"):
         raise ValueError(f"{run}: the run did not finish its schedule "
                          f"({rec.get('steps_done')} of {rec.get('steps_planned')} steps)")
-    with tempfile.TemporaryDirectory() as d:
-        text = lzma.decompress((run / "vocab.tsv.xz").read_bytes()).decode("utf-8")
-        full = vocab_from_text(text, Path(d) / "full.dawg")
-        cut = cut_vocabulary(Vocabulary.load(full), words).save(Path(d) / "cut.dawg")
+    try: items, meta = entries_from_text(lzma.decompress((run / VOCAB_ENTRIES).read_bytes()).decode("utf-8"))
+    except (lzma.LZMAError, UnicodeDecodeError) as e: raise ValueError(f"{run / VOCAB_ENTRIES}: not xz text ({e})") from e
+    with tempfile.TemporaryDirectory() as d:               # the whole vocabulary, built here as it was read off there
+        cut = cut_vocabulary(Vocabulary(items, meta), words).save(Path(d) / "cut.dawg")
         text = lzma.compress(vocab_to_text(cut).encode("utf-8"))
     dest.mkdir(parents=True, exist_ok=True)
     atomic_write(dest / "vocab.tsv.xz", lambda t: t.write_bytes(text))
@@ -208,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reserve", type=float, default=150, help="seconds kept for the vocabulary")
     ap.add_argument("--device", default=None); ap.add_argument("--bench-steps", type=int, default=10)
     ap.add_argument("--compile", default="default,reduce-overhead", help="compile modes to try, comma-separated")
+    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "factorizer_nb_paper_run"),
+                    help="folder for the checkpoint, which stays behind (--out gets the record, log and vocabulary)")
     a = ap.parse_args(argv)
     if a.export_words:
         export_words(training_counts(WordList.from_settings(load_settings(a.lang, a.profile)),
@@ -221,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     try: words = read_words(a.words)
     except (OSError, ValueError) as e: raise SystemExit(f"paper_run: {e}") from None
     rec = paper_run(a.out, words, a.profile, a.lang, a.budget, a.reserve, a.device, a.bench_steps,
-                    compile_modes=[m for m in a.compile.split(",") if m])
+                    compile_modes=[m for m in a.compile.split(",") if m], work=a.work)
     keys = ("device", "path_chosen", "steps_done", "seconds_per_step", "flops", "vocab_xz_bytes")
     print(json.dumps({k: rec.get(k) for k in keys}))
     return 0

@@ -15,7 +15,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from tqdm.auto import tqdm
-from ...core.settings import atomic_write, load_checkpoint
+from ...core.settings import atomic_write, device_name, load_checkpoint
 from ...core.protocol import Tokenizer
 from ...core.settings import config_from
 from ..parser_training import lr_factor, tokenizer_sha256, _refuse_other_run, _write_log
@@ -24,8 +24,8 @@ from .data import span_mask, corrupt, pad_mask, special_mask, texts_sha256, pack
 
 # %% auto #0
 __all__ = ['AUTOCAST_MODES', 'BF16_MIN_SPEEDUP', 'PROBE_ROWS', 'PROBE_WIDTH', 'PROBE_FF', 'CHECKPOINT', 'LOG', 'FINAL',
-           'LOG_COLUMNS', 'LMTraining', 'cpu_bf16_speedup', 'device_name', 'has_bf16', 'uses_bf16', 'lm_autocast',
-           'make_optimizer', 'lm_fingerprint', 'lm_recipe', 'mlm_loss', 'EpochRows', 'train_lm', 'load_lm']
+           'LOG_COLUMNS', 'LMTraining', 'cpu_bf16_speedup', 'has_bf16', 'uses_bf16', 'lm_autocast', 'make_optimizer',
+           'lm_fingerprint', 'lm_recipe', 'mlm_loss', 'EpochRows', 'train_lm', 'load_lm']
 
 # %% ../../../nbs/downstream/lm/02_training.ipynb #525af287
 @dataclass(frozen=True)
@@ -90,11 +90,6 @@ def cpu_bf16_speedup() -> float:
     "fp32 time over bf16 time of the probe block on this CPU (measured once per process; 0 without native bf16)."
     if not _native_cpu_bf16(): return 0.0
     return _probe_seconds(None) / _probe_seconds(torch.bfloat16)
-
-def device_name(device: torch.device | str) -> str:
-    "The accelerator's name, or the CPU's threads: what a log or manifest says a run ran on."
-    device = torch.device(device)
-    return torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU ({torch.get_num_threads()} threads)"
 
 def has_bf16(device: torch.device | str) -> bool:
     ("Whether bf16 pays on `device`: a CUDA GPU that supports it, or a CPU with native bf16 on which the probe runs "
