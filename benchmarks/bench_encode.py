@@ -14,7 +14,13 @@ stands in for it otherwise.
 Memory: a vocabulary of random subwords whose file is about the size of the paper's English DAWG (about 129 MB),
 loaded in a fresh process (numba's code loaded first); resident and peak memory above that baseline.
 
+Calls as users make them: the pinned vocabularies (`Factorizer.from_pretrained`, `--pinned`, default English and
+Chinese) and the stand-in, each call reading the field a user reads (`.ids`, `.tokens`, `.offsets`; one row reads none
+and says so), against HF's byte-level BPE reading the same field in the same run, and the `transformers` call
+(`FactorizerTokenizer` against `PreTrainedTokenizerFast` over that BPE, batches of 32 sentences); medians of `--runs`.
+
     python benchmarks/bench_encode.py [--vocab-size 8000] [--top-words 50000] [--repeats 3] [--runs 3] [--memory-entries 1000000] [--authors PATH]
+        [--pinned en zh] [--only users speed first-call memory]
 """
 import argparse, importlib.util, json, os, platform, random, subprocess, sys, tempfile, time
 from factorizer_nb.core.settings import load_settings
@@ -105,7 +111,8 @@ def speed(a):
                     ("FACTORIZER encode(word), default cache, warm", 1, t(lambda: each(cached.encode, words))),
                     ("FACTORIZER reference search (pure Python), encode(word), no cache", 1, t(lambda: each(reference.encode, words)))]
         if authors:
-            per_word.append(("authors' factorizer.py, encode(word) (its lru_cache)", 1, t(lambda: each(authors.encode, words))))
+            per_word.append(("authors' factorizer.py, encode(word).tokens (its lru_cache)", 1, t(lambda: each(reads(authors.encode, "tokens"), words))))
+            per_word.append(("FACTORIZER encode(word).tokens, no cache", 1, t(lambda: each(reads(uncached.encode, "tokens"), words))))
         per_word += [(f"{n}, encode(word)", 1, t(lambda k=k: each(k.encode, words))) for n, k in adapters.items()]
         w1 = print_table("One word per call", per_word, len(words), per_word[0][0])
 
@@ -116,7 +123,7 @@ def speed(a):
                     ("FACTORIZER reference search, encode(sentence)", 1, t(lambda: each(reference.encode, sents))),
                     (f"FACTORIZER reference search, encode(sentence), sampling σ={sigma:g}", 1, t(lambda: each(ref_sampler.encode, sents)))]
         if authors:
-            per_sent.append(("authors' factorizer.py, encode(sentence)", 1, t(lambda: each(authors.encode, sents))))
+            per_sent.append(("authors' factorizer.py, encode(sentence).tokens", 1, t(lambda: each(reads(authors.encode, "tokens"), sents))))
         per_sent += [(f"{n}, encode(sentence)", 1, t(lambda k=k: each(k.encode, sents))) for n, k in adapters.items()]
         s1 = print_table("One sentence per call", per_sent, len(words), per_sent[0][0])
 
@@ -138,12 +145,13 @@ def speed(a):
         b1 = print_table("Batches", batch, len(words), batch[0][0])
 
         w1, s1 = {k: v for (k, c), v in w1.items()}, {k: v for (k, c), v in s1.items()}        # one core each
-        authors_word = w1.get("authors' factorizer.py, encode(word) (its lru_cache)")
+        authors_word = w1.get("authors' factorizer.py, encode(word).tokens (its lru_cache)")
         base_word = authors_word or w1["FACTORIZER reference search (pure Python), encode(word), no cache"]
+        ours_word = w1["FACTORIZER encode(word).tokens, no cache"] if authors_word else w1["FACTORIZER encode(word), no cache"]
         base_name = "the authors' per-word call" if authors_word else "the pure-Python reference search per word (stand-in for the authors')"
         hf_word, hf_sent, hf_batch = w1[per_word[0][0]], s1[per_sent[0][0]], b1[(batch[0][0], CORES)]
         goals = [
-            (f"encode(word), no cache ≥ 5 × {base_name}", w1["FACTORIZER encode(word), no cache"] / base_word, 5),
+            (f"encode(word){'.tokens' if authors_word else ''}, no cache ≥ 5 × {base_name}", ours_word / base_word, 5),
             ("encode(word), default cache, warm ≥ HF encode(word)", w1["FACTORIZER encode(word), default cache, warm"] / hf_word, 1),
             ("encode(word), default cache, first pass ≥ HF encode(word)", w1["FACTORIZER encode(word), default cache, first pass"] / hf_word, 1),
             ("default cache, first pass ≥ no cache (one word per call)", w1["FACTORIZER encode(word), default cache, first pass"] / w1["FACTORIZER encode(word), no cache"], 1),
@@ -166,6 +174,90 @@ def speed(a):
             ratios = sorted(r[k][1] for r in runs)
             med = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
             print(f"| {what} | {med:.2f} | {', '.join(f'{r[k][1]:.2f}' for r in runs)} | {goal} | {'yes' if med >= goal else 'no'} |")
+
+
+FIELDS = ("ids", "tokens", "offsets")          # what a user reads of an encoding
+
+
+def reads(encode, field):
+    "A call of `encode` that reads `field` of what it returns, as a user does."
+    return lambda x: getattr(encode(x), field)
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+
+
+def hf_fast(hf):
+    "`transformers`' PreTrainedTokenizerFast over a copy of `hf`, adding [CLS] and [SEP] as FactorizerTokenizer does."
+    from tokenizers import Tokenizer, processors
+    from transformers import PreTrainedTokenizerFast
+    t = Tokenizer.from_str(hf.to_str())
+    t.add_special_tokens(["[PAD]", "[CLS]", "[SEP]"])
+    t.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+                                                    special_tokens=[(s, t.token_to_id(s)) for s in ("[CLS]", "[SEP]")])
+    return PreTrainedTokenizerFast(tokenizer_object=t, pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]")
+
+
+def users(a):
+    """Calls as users make them (issue #79): the pinned vocabularies of `--pinned`, every field a user reads, against HF
+    reading the same field in the same run; the median of `--runs` runs."""
+    from factorizer_nb.factorizer.pretrained import pretrained_languages
+    for lang in a.pinned:
+        if lang not in pretrained_languages(): raise SystemExit(f"no pinned vocabulary for {lang!r}")
+        S = load_settings(lang)
+        sents = [" ".join(s) for s in ud_sentences(S["ud_eval"])]
+        words = [w for s in sents for w in s.split()]
+        counts = word_counts(S["freq"], top_n=a.top_words)
+        hf = train_hf_bpe(counts, a.vocab_size)
+        pinned = Factorizer.from_pretrained(lang)
+        tokenizers = {f"pinned `{lang}` ({len(pinned.vocab):,} subwords)": pinned}
+        if lang == "en":
+            tokenizers[f"stand-in ({a.vocab_size:,} pieces)"] = Factorizer(byte_complete(unigram_standin_vocab(counts, a.vocab_size)))
+        t = lambda fn: best_time(fn, a.repeats)
+        results = {}                                   # row -> [(FACTORIZER words/s, HF words/s), ...] per run
+        for run in range(a.runs):
+            for name, fz in tokenizers.items():
+                nocache = Factorizer(fz.vocab, alpha_split=fz.alpha_split, cache_chars=0)
+                rows = [(f"{name}: `encode(word)`, no field read, no cache", lambda: each(nocache.encode, words),
+                         lambda: each(hf.encode, words))]
+                for f in FIELDS:
+                    rows.append((f"{name}: `encode(word).{f}`, no cache", lambda f=f: each(reads(nocache.encode, f), words),
+                                 lambda f=f: each(reads(hf.encode, f), words)))
+                rows.append((f"{name}: `encode(word).ids`, default cache, warm", lambda: each(reads(fz.encode, "ids"), words),
+                             lambda: each(reads(hf.encode, "ids"), words)))
+                for f in FIELDS:
+                    rows.append((f"{name}: `encode(sentence).{f}`, no cache", lambda f=f: each(reads(nocache.encode, f), sents),
+                                 lambda f=f: each(reads(hf.encode, f), sents)))
+                rows.append((f"{name}: `encode_batch(sentences)`, every row's `.ids`, {CORES} threads",
+                             lambda: [e.ids for e in nocache.encode_batch(sents, num_workers=CORES)],
+                             lambda: [e.ids for e in hf.encode_batch(sents)]))
+                rows.append((f"{name}: `encode_ids_batch(sentences)` against HF `encode_batch`, every row's `.ids`, {CORES} threads",
+                             lambda: nocache.encode_ids_batch(sents, num_workers=CORES),
+                             lambda: [e.ids for e in hf.encode_batch(sents)]))
+                if lang == "en":
+                    from factorizer_nb.hf import FactorizerTokenizer
+                    ours, theirs = FactorizerTokenizer(factorizer=nocache), hf_fast(hf)
+                    batches = [sents[i:i + 32] for i in range(0, len(sents), 32)]
+                    call = lambda tok: [tok(b, padding=True, truncation=True, return_tensors="pt") for b in batches]
+                    rows.append((f"{name}: `transformers` call, batches of 32, padding and truncation, tensors, against "
+                                 "`PreTrainedTokenizerFast`", lambda: call(ours), lambda: call(theirs)))
+                raws = [marked_bytes(w) for w in words]
+                rows.append((f"{name}: the compiled search alone (`split_many`, 1 thread, no Python per word) against HF "
+                             "`encode(word).ids`", lambda: split_many(fz.vocab.trie, raws, fz.alpha_split),
+                             lambda: each(reads(hf.encode, "ids"), words)))
+                for what, ours_fn, hf_fn in rows:
+                    results.setdefault(what, []).append((len(words) / t(ours_fn), len(words) / t(hf_fn)))
+        print(f"\nCalls as users make them, {lang}: UD {S['ud_eval']} ({len(sents):,} sentences, {len(words):,} words); HF "
+              f"byte-level BPE of {a.vocab_size:,} pieces on the top {a.top_words:,} {S['freq']} words reads the same field; "
+              f"{platform.processor() or platform.machine()}, {CORES} cores; median of {a.runs} runs, each row the best of "
+              f"{a.repeats} passes after one untimed pass")
+        print("| call | FACTORIZER words/s | HF words/s | ratio | runs' ratios |\n|---|---:|---:|---:|---|")
+        for what, rs in results.items():
+            ratios = [o / h for o, h in rs]
+            print(f"| {what} | {median([o for o, _ in rs]):,.0f} | {median([h for _, h in rs]):,.0f} | {median(ratios):.2f} | "
+                  f"{', '.join(f'{r:.2f}' for r in ratios)} |")
 
 
 _MEMORY_CHILD = """
@@ -243,10 +335,15 @@ def main():
     ap.add_argument("--runs", type=int, default=3, help="runs of every speed table; the goals are judged on their median")
     ap.add_argument("--memory-entries", type=int, default=1_000_000)
     ap.add_argument("--authors", default=None, help="path of a copy of the authors' factorizer.py, timed on the same vocabulary")
+    ap.add_argument("--pinned", nargs="*", default=["en", "zh"], help="languages whose pinned vocabularies the users' table times")
+    ap.add_argument("--only", nargs="*", choices=["users", "speed", "first-call", "memory"], default=None,
+                    help="only these sections (default: all)")
     a = ap.parse_args()
-    speed(a)
-    first_call(a)
-    if a.memory_entries: memory(a)
+    on = lambda part: a.only is None or part in a.only
+    if on("users"): users(a)
+    if on("speed"): speed(a)
+    if on("first-call"): first_call(a)
+    if on("memory") and a.memory_entries: memory(a)
 
 
 if __name__ == "__main__":

@@ -40,3 +40,9 @@ def run_python(code: str, env: dict | None = None) -> str:
     "stdout of `code` (dedented) run by a new Python process: its own address space, thread ids, random devices and thread settings."
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, check=True, capture_output=True, text=True,
                           timeout=300).stdout
+
+
+def fields(encoding) -> dict:
+    "An encoding's fields as a dict (`vars` of a lazy encoding would show its unmade state)."
+    from factorizer_nb.core.protocol import ENCODING_FIELDS
+    return {f: getattr(encoding, f) for f in ENCODING_FIELDS}

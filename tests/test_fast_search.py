@@ -15,7 +15,7 @@ from factorizer_nb.factorizer.fast_search import HAVE_NUMBA, split_many
 from factorizer_nb.factorizer.search import shortest_split
 from factorizer_nb.factorizer.tokenizer import Factorizer
 from factorizer_nb.factorizer.vocab import Vocabulary, byte_complete, bytes_subword, escape_bytes, triplet_to_flat
-from fixtures import needs_data, run_python
+from fixtures import fields, needs_data, run_python
 
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed: the tokenizer uses the reference search")
 
@@ -85,7 +85,7 @@ def test_every_ewt_dev_word_splits_as_the_reference(sigma, specials):
     fast = Factorizer(_standin(), sigma_sample=sigma, seed=3, cache_chars=0)
     slow = Factorizer(_standin(), sigma_sample=sigma, seed=3, cache_chars=0, compiled=False)
     a, b = fast.encode_batch(texts, add_special_tokens=specials, num_workers=2), slow.encode_batch(texts, add_special_tokens=specials)
-    assert [vars(e) for e in a] == [vars(e) for e in b]
+    assert [fields(e) for e in a] == [fields(e) for e in b]
     assert sum(len(e.ids) for e in a) > sum(len(t.split()) for t in texts)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64, json, math, re
 from dataclasses import dataclass, field, replace
 from collections import OrderedDict
+from functools import partial
 from importlib import import_module
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Sequence
@@ -62,29 +63,40 @@ class Encoding:
 
 ENCODING_FIELDS = ("ids", "tokens", "offsets", "word_ids", "attention_mask", "scores")
 
+class _MadeOnRead:
+    "A field with a class default (`attention_mask`, `scores`) of a `LazyEncoding`: the instance's, else made on read."
+    def __set_name__(self, owner, name: str): self.name = name
+    def __get__(self, obj, objtype=None):
+        if obj is None: return self
+        d = obj.__dict__
+        if self.name not in d and "_build" in d: d[self.name] = d["_build"](self.name)
+        return d.get(self.name)
+    def __set__(self, obj, value): obj.__dict__[self.name] = value
+
 class LazyEncoding(Encoding):
-    """An `Encoding` whose lists `build()` makes when a field is first read (`LazyEncoding._of`): a compiled
-    tokenizer's one-text call then costs no Python lists until they are used. Built from lists, it is an `Encoding`."""
+    """An `Encoding` whose lists are made one at a time, each when first read (`LazyEncoding._of`): a compiled
+    tokenizer's one-text call then costs only the lists that are used. Built from lists, it is an `Encoding`."""
+    attention_mask, scores = _MadeOnRead(), _MadeOnRead()     # fields with a class default: made on read too
     def __getattr__(self, name: str):
         d = self.__dict__
-        if name in ENCODING_FIELDS and "_build" in d:                   # the first field read makes every list
-            built = d.pop("_build")(); d.pop("_n"); d.update(built)
-            return d[name]
+        if name in ENCODING_FIELDS and "_build" in d:                   # made once, then an ordinary attribute
+            value = d[name] = d["_build"](name)
+            return value
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __len__(self): return self.__dict__["_n"] if "_build" in self.__dict__ else len(self.ids)
 
     @classmethod
-    def _of(cls, build: Callable[[], dict], n: int) -> "LazyEncoding":
-        "A lazy encoding of `n` tokens whose lists `build()` returns as a dict of the fields."
+    def _of(cls, build: Callable[[str], list], n: int) -> "LazyEncoding":
+        "A lazy encoding of `n` tokens whose field `name` is `build(name)`."
         e = object.__new__(cls)
         d = e.__dict__; d["_build"] = build; d["_n"] = n
         return e
 
     def __getstate__(self) -> dict:
         "Pickled with its lists made (a closure does not pickle)."
-        self.ids
-        return self.__dict__
+        for f in ENCODING_FIELDS: getattr(self, f)
+        return {k: v for k, v in self.__dict__.items() if k not in ("_build", "_n")}
 
 # %% ../../nbs/core/04_protocol.ipynb #37f5456d
 class Encodings(Sequence):
@@ -123,14 +135,24 @@ class Encodings(Sequence):
 
     def __len__(self): return len(self._splits) - 1
     def __getitem__(self, i):
+        "Text i as an `Encoding` whose lists are made from the columns when first read."
         if isinstance(i, slice): return [self[k] for k in range(*i.indices(len(self)))]
         if not -len(self) <= i < len(self): raise IndexError(f"text {i} of a batch of {len(self)}")
         lo, hi = self._splits[i % len(self)], self._splits[i % len(self) + 1]
-        ids = self.ids[lo:hi].tolist()
-        return Encoding._trusted(list(map(tuple, ids)) if self.ids.ndim > 1 else ids, self.tokens(lo, hi),
-                                 list(map(tuple, self.offsets[lo:hi].tolist())),
-                                 [None if w < 0 else w for w in self.word_ids[lo:hi].tolist()],
-                                 None if self.scores is None else self.scores[lo:hi].tolist())
+        return LazyEncoding._of(partial(self._field, lo, hi), hi - lo)
+    def _field(self, lo: int, hi: int, name: str) -> list | None:
+        "Field `name` of the `Encoding` of tokens lo..hi."
+        if name == "ids":
+            ids = self.ids[lo:hi].tolist()
+            return list(map(tuple, ids)) if self.ids.ndim > 1 else ids
+        if name == "tokens": return self.tokens(lo, hi)
+        if name == "offsets": return list(map(tuple, self.offsets[lo:hi].tolist()))
+        if name == "word_ids":
+            w = self.word_ids[lo:hi].tolist()
+            return w if min(w, default=0) >= 0 else [None if x < 0 else x for x in w]
+        if name == "attention_mask": return [1] * (hi - lo)
+        if name == "scores": return None if self.scores is None else self.scores[lo:hi].tolist()
+        raise AttributeError(f"an Encoding has no field {name!r}")
     def __iter__(self): return (self[k] for k in range(len(self)))
     def __eq__(self, other):
         if not isinstance(other, Sequence) or isinstance(other, str) or len(self) != len(other): return False
@@ -139,7 +161,10 @@ class Encodings(Sequence):
 
     def tokens(self, lo: int = 0, hi: int | None = None) -> list[str]:
         "Token strings of the tokens lo..hi (all by default)."
-        return [self.extra[-1 - t] if t < 0 else self.vocab_token(t) for t in self.token_index[lo:hi].tolist()]
+        return self.tokens_of(slice(lo, hi))
+    def tokens_of(self, index) -> list[str]:
+        "Token strings of the tokens at `index` (a slice or an array of positions)."
+        return [self.extra[-1 - t] if t < 0 else self.vocab_token(t) for t in self.token_index[index].tolist()]
     @property
     def lengths(self) -> np.ndarray: return np.diff(self.row_splits)
     def ids_of(self, i: int) -> np.ndarray:

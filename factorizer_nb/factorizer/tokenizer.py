@@ -62,7 +62,7 @@ def finite_number(name: str, x) -> float:
 class Factorizer(Tokenizer):
     "FACTORIZER tokenizer over a static `Vocabulary` (paper §3.2): optimal or sampled splits of each word."
     kind, id_shape, has_scores = "factorizer", (NUM_CODEBOOKS,), True
-    _CACHES = ("_word_cache", "_call_cache", "_text_encoder")
+    _CACHES = ("_word_cache", "_call_cache", "_text_encoder", "_entry_tokens")
     def __init__(self, vocab: Vocabulary | str | Path, alpha_split: float = 0.1, sigma_sample: float = 0.0,
                  seed: int | None = None, unk: str = "word", cache_chars: int = 1 << 22, name: str = "FACTORIZER",
                  compiled: bool | None = None):
@@ -197,16 +197,25 @@ def _words_tokens(self: Factorizer, words: list[str], seeds: list[tuple[int, int
     return [cache.get(w, lambda w: done[w] if w in done else self._split_batch([w])[0]) for w in words]
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #b3c09014
+class _EntryTokens(dict):
+    "Trie entry -> its subword, spelled once on first use; the kernel's special entries -1 and -2 are [CLS] and [SEP]."
+    def __init__(self, trie): super().__init__({-1: "[CLS]", -2: "[SEP]"}); self.trie = trie
+    def __missing__(self, entry: int) -> str:
+        t = self.trie
+        tok = self[entry] = bytes_subword(t.key_buf[t.key_offs[entry]:t.key_offs[entry + 1]].tobytes())
+        return tok
+
+@patch
+def _entry_tokens_of(self: Factorizer) -> _EntryTokens:
+    "This tokenizer's trie entry -> subword table (made on first use)."
+    tokens = self.__dict__.get("_entry_tokens")
+    if tokens is None: tokens = self._entry_tokens = _EntryTokens(self.vocab.trie)
+    return tokens
+
 @patch
 def _entry_token(self: Factorizer, entry: int) -> str:
     "The subword of trie entry `entry` (spelled once, then remembered)."
-    # the kernel's special entries
-    if "_entry_tokens" not in self.__dict__: self._entry_tokens = {-1: "[CLS]", -2: "[SEP]"}
-    tok = self._entry_tokens.get(entry)
-    if tok is None:
-        t = self.vocab.trie
-        tok = self._entry_tokens[entry] = bytes_subword(t.key_buf[t.key_offs[entry]:t.key_offs[entry + 1]].tobytes())
-    return tok
+    return self._entry_tokens_of()[entry]
 
 @patch
 def _kernel_encodings(self: Factorizer, out: np.ndarray, scores: np.ndarray, row_splits) -> Encodings:
@@ -236,40 +245,62 @@ def _encode_chunk(self: Factorizer, texts: list[str], add_special_tokens: bool, 
     if not self.compiled: return Tokenizer._encode_chunk(self, texts, add_special_tokens, num_workers)
     return self._row_encodings(texts, add_special_tokens, num_workers, self._text_seeds(len(texts)))
 
-class _RowsCache(WordCache):
-    "`encode`'s cache of single words: word -> its kernel rows, bounded by characters plus tokens."
-    @staticmethod
-    def cost(word: str, rows: np.ndarray) -> int: return len(word) + rows.shape[1]
-
 @patch
-def _row_fields(self: Factorizer, block: np.ndarray, start: int, n: int) -> dict:
-    """The `Encoding` lists of one text's kernel rows block[:, start:start + n], made as a batch's row is (scores: log p
-    of each entry, 0 for the special rows): what its `LazyEncoding` makes on use."""
-    out = block[:, start:start + n]
-    scores = np.where(out[6] >= 0, self.vocab.trie.logp[np.maximum(out[6], 0)], 0.0)
-    return vars(self._kernel_encodings(out, scores, [0, out.shape[1]])[0])
+def _row_field(self: Factorizer, block: np.ndarray, start: int, n: int, name: str) -> list:
+    """Field `name` of the `Encoding` of one text's kernel rows block[:, start:start + n], as a batch's row has it
+    (scores: each entry's log p, 0 for the special rows): what its `LazyEncoding` makes when that field is read."""
+    end = start + n
+    if name == "ids": return list(zip(*block[0:3, start:end].tolist()))
+    if name == "tokens":
+        tokens = self.__dict__.get("_entry_tokens") or self._entry_tokens_of()
+        return [tokens[e] for e in block[6, start:end].tolist()]
+    if name == "offsets": return list(zip(*block[3:5, start:end].tolist()))
+    if name == "word_ids":
+        w = block[5, start:end].tolist()
+        return w if min(w, default=0) >= 0 else [None if i < 0 else i for i in w]
+    if name == "attention_mask": return [1] * n
+    if name == "scores":
+        ent = block[6, start:end]
+        return np.where(ent >= 0, self.vocab.trie.logp[np.maximum(ent, 0)], 0.0).astype(np.float64).tolist()
+    raise AttributeError(f"an Encoding has no field {name!r}")
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #40fdac2b
+class _CachedRows:
+    "A cached word's kernel rows and the `Encoding` lists made of them so far: each hit reads its own copies."
+    __slots__ = ("rows", "n", "make", "lists")
+    def __init__(self, rows: np.ndarray, make):
+        self.rows, self.n, self.make, self.lists = rows, rows.shape[1], make, {}
+    def field(self, name: str) -> list:
+        made = self.lists.get(name)
+        if made is None: made = self.lists[name] = self.make(self.rows, 0, self.n, name)
+        return list(made)
+
+class _RowsCache(WordCache):
+    "`encode`'s cache of single words: word -> its `_CachedRows`, bounded by characters plus tokens."
+    @staticmethod
+    def cost(word: str, rows: _CachedRows) -> int: return len(word) + rows.n
+
 @patch
 def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Encoding:
     """Tokens of `text` (see `Tokenizer.encode`): a cached word at once, anything else through the compiled kernel on
-    this thread; the `Encoding` makes its lists when first read."""
-    if not isinstance(text, str): raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch "
-                                                  "for a list of texts")
-    if not self.compiled: return Tokenizer.encode(self, text, add_special_tokens)
-    samples, cache = self.sigma_sample > 0, None
-    if not samples and not add_special_tokens and self.cache_chars > 0:
-        cache = self.__dict__.get("_call_cache")
+    this thread; the `Encoding` makes each list when it is first read."""
+    if type(text) is not str and not isinstance(text, str):
+        raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch for a list of texts")
+    d = self.__dict__
+    if not d["compiled"]: return Tokenizer.encode(self, text, add_special_tokens)
+    samples, cache = d["sigma_sample"] > 0, None
+    if not samples and not add_special_tokens and d["cache_chars"] > 0:
+        cache = d.get("_call_cache")
         if cache is None: cache = self._call_cache = _RowsCache(self.cache_chars)
         hit = cache.entries.get(text)
         if hit is not None:
             cache.entries.move_to_end(text)
-            return LazyEncoding._of(partial(self._row_fields, hit, 0, hit.shape[1]), hit.shape[1])
+            return LazyEncoding._of(hit.field, hit.n)
     seed = self.rng.getrandbits(64) if samples else 0
-    one = self.__dict__.get("_text_encoder")
+    one = d.get("_text_encoder")
     if one is None: one = self._text_encoder = fast_search.TextEncoder(self.vocab.trie)
     block = one.block                                    # `TextEncoder.__call__` inlined: a Python call less
-    start, n = one.kernel(one.state, text.encode("utf-8", "surrogatepass"), self.alpha_split, self.sigma_sample, seed,
+    start, n = one.kernel(one.state, text.encode("utf-8", "surrogatepass"), d["alpha_split"], d["sigma_sample"], seed,
                           add_special_tokens, block)
     if start == -2:                                      # the block is full: the call again, with a new one
         block, start, n = one(text, self.alpha_split, self.sigma_sample, seed, add_special_tokens) or (None, -1, 0)
@@ -277,8 +308,9 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
         return self._encode_texts([text], add_special_tokens, 1, [seed] if samples else None)[0]
     # a text of one word (its last row is of word 0) is cached, in an array of its own (not pinning the block)
     if cache is not None and n and block[5, start + n - 1] == 0:
-        cache.get(text, lambda _: block[:, start:start + n].copy())
-    return LazyEncoding._of(partial(self._row_fields, block, start, n), n)
+        rows = cache.get(text, lambda _: _CachedRows(block[:, start:start + n].copy(), self._row_field))
+        return LazyEncoding._of(rows.field, n)
+    return LazyEncoding._of(partial(self._row_field, block, start, n), n)
 Factorizer.__call__ = Factorizer.encode
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #602ec6cf

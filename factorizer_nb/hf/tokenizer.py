@@ -7,13 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+import numpy as np
 import torch
 from fastcore.basics import patch
 from transformers import AutoTokenizer, BatchEncoding, PreTrainedConfig, PreTrainedTokenizerBase
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 from transformers.utils import to_py_obj
 from ..core.protocol import SPECIAL_TOKENS, NUM_SPECIAL
-from ..factorizer.tokenizer import Factorizer, SPECIAL_IDS, UNK, UNK_ID
+from ..factorizer.tokenizer import Factorizer, PAD_ID, SPECIAL_IDS, UNK, UNK_ID
 
 # %% auto #0
 __all__ = ['VOCAB_FILE', 'TokenView', 'FactorizerTokenizer', 'FactorizerConfig']
@@ -228,6 +229,86 @@ def _pad_row(self: FactorizerTokenizer, row: dict, n: int, side: str) -> dict:
     return {c: ([_PAD_FILL[c]] * k + v if side == "left" else v + [_PAD_FILL[c]] * k) if c in _PAD_FILL else v
             for c, v in row.items()}
 
+# %% ../../nbs/hf/00_tokenizer.ipynb #e834ceab
+class _ColumnView(TokenView):
+    "A row's `TokenView` whose lists `make()` returns when a lookup first needs them."
+    def __init__(self, make): self.__dict__["_make"] = make
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        if "_make" in d and name in ("tokens", "word_ids", "sequence_ids", "offsets", "n_sequences"):
+            d.update(d.pop("_make")())
+            return d[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+_COLUMN_CUTS = (TruncationStrategy.DO_NOT_TRUNCATE, TruncationStrategy.LONGEST_FIRST, TruncationStrategy.ONLY_FIRST)
+
+@patch
+def _column_rows(self: FactorizerTokenizer, texts: list[str], add_special_tokens: bool, max_length: int | None,
+                 cut: TruncationStrategy) -> tuple:
+    """(the batch's `Encodings`, each row's kept token positions in its columns concatenated, rows' lengths, which kept
+    tokens are special), or None where the record path must answer (it raises for an impossible cut)."""
+    enc = self.factorizer.encode_batch(texts, add_special_tokens=add_special_tokens)
+    n_add, splits = 2 if add_special_tokens else 0, enc.row_splits
+    content = np.diff(splits) - n_add
+    if max_length is not None and cut != TruncationStrategy.DO_NOT_TRUNCATE:
+        if max_length < n_add: return None
+        content = np.minimum(content, max_length - n_add)
+    lo, hi = splits[:-1] + n_add // 2, splits[1:] - n_add // 2         # each row's text tokens, specials aside
+    first = hi - content if self.truncation_side == "left" else lo
+    take = [np.concatenate([[a - 1], np.arange(f, f + k), [b]]) if n_add else np.arange(f, f + k)
+            for a, b, f, k in zip(lo.tolist(), hi.tolist(), first.tolist(), content.tolist())]
+    lengths = content + n_add
+    special = np.zeros(int(lengths.sum()), bool)
+    if n_add: ends = np.cumsum(lengths); special[ends - lengths] = special[ends - 1] = True
+    return enc, (np.concatenate(take) if take else np.zeros(0, np.int64)), lengths, special
+
+# %% ../../nbs/hf/00_tokenizer.ipynb #041f0440
+@patch
+def _column_call(self: FactorizerTokenizer, texts: list[str], add_special_tokens: bool, pad: PaddingStrategy,
+                 cut: TruncationStrategy, max_length: int | None, pad_to_multiple_of: int | None, side: str | None,
+                 asked: dict, return_length: bool, return_tensors) -> BatchEncoding | None:
+    "`__call__` of a batch of plain texts from `_column_rows`, or None where the record path must answer."
+    got = self._column_rows(texts, add_special_tokens, max_length, cut)
+    if got is None: return None
+    enc, take, lengths, special = got
+    B, n = len(texts), lengths.tolist()
+    L = max(n, default=0) if pad != PaddingStrategy.MAX_LENGTH else max_length
+    if pad != PaddingStrategy.DO_NOT_PAD and pad_to_multiple_of: L = -(-L // pad_to_multiple_of) * pad_to_multiple_of
+    if pad != PaddingStrategy.DO_NOT_PAD and max(n, default=0) > L: return None    # longer than the padding: ragged
+    left = (side or self.padding_side) == "left"
+    row = np.repeat(np.arange(B), lengths)                                          # [kept tokens]
+    col = np.arange(len(take)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    if left and pad != PaddingStrategy.DO_NOT_PAD: col += np.repeat(L - lengths, lengths)
+    offsets = np.where(special[:, None], 0, enc.offsets[take])
+    columns = dict(input_ids=(enc.ids[take], PAD_ID[0]), attention_mask=(np.ones(len(take), np.int64), 0),
+                   token_type_ids=(np.zeros(len(take), np.int64), 0),
+                   special_tokens_mask=(special.astype(np.int64), 1), offset_mapping=(offsets, 0))
+    names = ["input_ids"] + [c for c, on in asked.items() if on]
+    data = {}
+    for c in names:
+        flat, fill = columns[c]
+        if pad == PaddingStrategy.DO_NOT_PAD: parts = np.split(flat, np.cumsum(lengths)[:-1]) if B else []
+        else:
+            parts = np.full((B, L, *flat.shape[1:]), fill, np.int64); parts[row, col] = flat
+        data[c] = parts if return_tensors is not None and pad != PaddingStrategy.DO_NOT_PAD else \
+            [list(map(tuple, r.tolist())) if r.ndim > 1 else r.tolist() for r in parts]
+    if return_length: data["length"] = [L] * B if pad != PaddingStrategy.DO_NOT_PAD else n
+    starts = np.cumsum(lengths) - lengths
+    def view(t: int):
+        k, a = n[t], int(starts[t])
+        extra = 0 if pad == PaddingStrategy.DO_NOT_PAD else L - k
+        def make():
+            pos, spec = take[a:a + k], special[a:a + k].tolist()
+            tokens = enc.tokens_of(pos)
+            words = [None if s or w < 0 else w for s, w in zip(spec, enc.word_ids[pos].tolist())]
+            seqs = [None if s else 0 for s in spec]
+            offs = [(0, 0) if s else tuple(o) for s, o in zip(spec, enc.offsets[pos].tolist())]
+            fill = lambda xs, x: ([x] * extra + xs) if left else (xs + [x] * extra)
+            return dict(tokens=fill(tokens, "[PAD]"), word_ids=fill(words, None), sequence_ids=fill(seqs, None),
+                        offsets=fill(offs, (0, 0)), n_sequences=1)
+        return _ColumnView(make)
+    return BatchEncoding(data, encoding=[view(t) for t in range(B)], tensor_type=return_tensors, n_sequences=1)
+
 # %% ../../nbs/hf/00_tokenizer.ipynb #c369524c
 @patch
 def _rows(self: FactorizerTokenizer, text, text_pair, add_special_tokens: bool, is_split_into_words: bool,
@@ -277,10 +358,15 @@ def __call__(self: FactorizerTokenizer, text=None, text_pair=None, add_special_t
     if set(kwargs) - {"split_special_tokens", "text_target", "text_pair_target"}:
         raise TypeError(f"unsupported arguments: {sorted(kwargs)}")
     pad, cut, max_length = _strategies(self, padding, truncation, max_length)
-    rows, batched = self._rows(text, text_pair, add_special_tokens, is_split_into_words, max_length, cut)
-    rows = self._padded(rows, pad, max_length, pad_to_multiple_of, padding_side)
     asked = dict(token_type_ids=return_token_type_ids, attention_mask=return_attention_mask is not False,
                  special_tokens_mask=return_special_tokens_mask, offset_mapping=return_offsets_mapping)
+    if (text_pair is None and not is_split_into_words and isinstance(text, (list, tuple)) and cut in _COLUMN_CUTS
+            and all(type(t) is str for t in text)):                   # a batch of plain texts: from columns
+        out = self._column_call(list(text), add_special_tokens, pad, cut, max_length, pad_to_multiple_of,
+                                padding_side, asked, return_length, return_tensors)
+        if out is not None: return out
+    rows, batched = self._rows(text, text_pair, add_special_tokens, is_split_into_words, max_length, cut)
+    rows = self._padded(rows, pad, max_length, pad_to_multiple_of, padding_side)
     data = {c: [r[c] for r in rows] for c in ["input_ids"] + [c for c, on in asked.items() if on]}
     if return_length: data["length"] = [len(r["input_ids"]) for r in rows]
     n_seq = 1 if text_pair is None else 2
