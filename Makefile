@@ -76,7 +76,7 @@ setup:
 # Re-resolve requirements.lock from pyproject.toml (uv reads the package indexes from UV_INDEX_URL, UV_EXTRA_INDEX_URL, UV_FIND_LINKS).
 lock: setup
 	$(BIN)/pip install -q uv
-	UV_FIND_LINKS="$${UV_FIND_LINKS:-$$PIP_FIND_LINKS}" $(BIN)/uv pip compile pyproject.toml --extra dev --extra hf --generate-hashes --python-version 3.11 --index-strategy unsafe-best-match --no-header -o requirements.lock
+	UV_FIND_LINKS="$${UV_FIND_LINKS:-$$PIP_FIND_LINKS}" $(BIN)/uv pip compile pyproject.toml --extra experiments --extra hf --extra dev --generate-hashes --python-version 3.11 --index-strategy unsafe-best-match --no-header -o requirements.lock
 
 reproduce: setup
 ifeq ($(EXPERIMENTS),lm)
