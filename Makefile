@@ -227,9 +227,10 @@ check-sync: setup
 	test -z "$$(git status --porcelain --untracked-files=normal -- factorizer_nb nbs)"
 
 # Every manifest under figures/ must come from an ancestor of HEAD, a clean tree, and the settings in settings.ini, and
-# figures/results_index.{md,csv} must be what the committed CSVs give.
+# figures/results_index.{md,csv} must be what the committed CSVs give (results_index --check).
 check-outputs: setup
 	$(BIN)/python -m factorizer_nb.infra.reporting check
+	$(BIN)/python -m factorizer_nb.infra.results_index --check
 	$(MAKE) check-figures
 
 # The English main job and its medium profile drawn again from their pinned artefacts must give every committed CSV and

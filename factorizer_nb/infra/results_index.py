@@ -13,6 +13,7 @@ from ..factorizer.claims import CLAIMS as FACTORIZER_CLAIMS
 from ..sage.claims import CLAIMS as SAGE_CLAIMS
 from ..bpe_vs_unigram.claims import CLAIMS as BPE_VS_UNIGRAM_CLAIMS
 from ..downstream.claims import CLAIMS as BEYOND_CLAIMS
+from .reporting import older_code_outputs
 
 # %% auto #0
 __all__ = ['PAPER_VALUES', 'INDEX', 'CLAIMS', 'COLUMNS', 'HEADLINE', 'paper_values', 'index_row', 'build_index',
@@ -138,7 +139,6 @@ def compact_markdown(df: pd.DataFrame) -> str:
 def index_files(root: Path) -> dict[Path, str]:
     "The generated files and their text."
     df = build_index(root)
-    from factorizer_nb.infra.reporting import older_code_outputs
     page = render_markdown(df, older_code_outputs(root), _seed_lines(root))
     figures = Path(root) / "figures"
     return {figures / f"{INDEX}.md": page, figures / f"{INDEX}.csv": df.to_csv(index=False, lineterminator="\n")}
