@@ -1,5 +1,5 @@
-"""The package imports without cycles: no two of its modules import each other, directly or through others, at the top of
-a module or inside a function; and the tokenizer imports only the base install's packages."""
+"""The package imports without cycles: no two of its modules import each other, directly or through others, at the top
+of a module or inside a function; and the tokenizer imports only the base install's packages."""
 import ast, subprocess, sys, textwrap
 from pathlib import Path
 
@@ -73,6 +73,8 @@ def test_the_tokenizer_imports_only_the_base_install():
         from factorizer_nb.core.protocol import load_tokenizer
         print(" ".join(sorted({m.split(".")[0] for m in set(sys.modules) - before} - set(sys.stdlib_module_names))))
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout.split()
-    heavy = {"torch", "transformers", "pandas", "sentencepiece", "tokenizers", "gensim", "matplotlib", "seaborn", "conllu"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT).stdout.split()
+    heavy = {"torch", "transformers", "pandas", "sentencepiece", "tokenizers", "gensim", "matplotlib", "seaborn",
+             "conllu"}
     assert "dawg" in out and "numba" in out and not heavy & set(out), out
