@@ -111,7 +111,7 @@ class FactorizerTokenizer(PreTrainedTokenizerBase):
             if not (p / (kwargs.get("subfolder") or "") / VOCAB_FILE).is_file():
                 raise FileNotFoundError(f"{p} holds no FACTORIZER vocabulary ({VOCAB_FILE}); write one with "
                                         "save_pretrained")
-            return super().from_pretrained(p, *args, **{**kwargs, "local_files_only": True})
+            return super().from_pretrained(str(p), *args, **{**kwargs, "local_files_only": True})
         for k in _HUB_KWARGS: kwargs.pop(k, None)
         settings = {k: kwargs.pop(k) for k in ("alpha_split", "sigma_sample", "seed", "unk") if k in kwargs}
         fz = Factorizer.from_pretrained(p if p.is_file() else name, **settings)   # else one error naming the languages
