@@ -168,12 +168,14 @@ def main(argv: list[str] | None = None) -> int:
     "`python -m factorizer_nb.infra.results_index [--check]`: write the results index, or report whether it is stale."
     parser = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.results_index", description=main.__doc__)
     parser.add_argument("--check", action="store_true", help="only compare with the committed files")
+    parser.add_argument("--root", default=None, help="the checkout (default: this one)")
     args = parser.parse_args(argv)
+    root = Path(args.root) if args.root else None
     if args.check:
-        problems = index_problems()
+        problems = index_problems(root)
         for path, found in problems.items(): print(f"STALE  {path}: {'; '.join(found)}")
         return 1 if problems else 0
-    for path in write_index(): print(f"wrote {path}")
+    for path in write_index(root): print(f"wrote {path}")
     return 0
 
 # %% ../../nbs/infra/95_results_index.ipynb #7b6123cb
