@@ -78,7 +78,7 @@ setup:
 # Re-resolve requirements.lock from pyproject.toml (uv reads the package indexes from UV_INDEX_URL, UV_EXTRA_INDEX_URL, UV_FIND_LINKS).
 lock: setup
 	$(BIN)/pip install -q uv
-	UV_FIND_LINKS="$${UV_FIND_LINKS:-$$PIP_FIND_LINKS}" $(BIN)/uv pip compile pyproject.toml --extra dev --extra hf --generate-hashes --python-version 3.11 --index-strategy unsafe-best-match --no-header -o requirements.lock
+	UV_FIND_LINKS="$${UV_FIND_LINKS:-$$PIP_FIND_LINKS}" $(BIN)/uv pip compile pyproject.toml --extra experiments --extra hf --extra dev --generate-hashes --python-version 3.11 --index-strategy unsafe-best-match --no-header -o requirements.lock
 
 reproduce: setup
 ifeq ($(EXPERIMENTS),lm)
@@ -235,9 +235,10 @@ check-sync: setup
 	test -z "$$(git status --porcelain --untracked-files=normal -- factorizer_nb nbs)"
 
 # Every manifest under figures/ must come from an ancestor of HEAD, a clean tree, and the settings in settings.ini, and
-# figures/results_index.{md,csv} must be what the committed CSVs give.
+# figures/results_index.{md,csv} must be what the committed CSVs give (results_index --check).
 check-outputs: setup
 	$(BIN)/python -m factorizer_nb.infra.reporting check
+	$(BIN)/python -m factorizer_nb.infra.results_index --check
 	$(MAKE) check-figures
 
 # The English main job and its medium profile drawn again from their pinned artefacts must give every committed CSV and

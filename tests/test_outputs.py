@@ -26,19 +26,22 @@ def test_committed_results_index_is_current():
 
 
 def test_check_outputs_fails_on_a_stale_results_index(tmp_path, capsys):
-    "`make check-outputs` (reporting check) passes on a current index and fails once a committed CSV changes a row's number."
-    from factorizer_nb.infra import reporting
-    from factorizer_nb.infra.results_index import write_index
+    """`make check-outputs` (reporting check, then results_index --check) passes on a current index and fails once a
+    committed CSV changes a row's number."""
+    from factorizer_nb.infra import reporting, results_index
     root = _copy_outputs(tmp_path)
-    write_index(root)
+    results_index.write_index(root)
+    check = ["--check", "--root", str(root)]
     assert reporting.main(["check", "--root", str(root)]) == 0, capsys.readouterr().out
+    assert results_index.main(check) == 0, capsys.readouterr().out
     f = root / "figures" / "bd_table2_units_per_word_en_enwiki.csv"
     f.write_text(f.read_text().replace("1.5684", "1.2684"))            # BPE's tokens per word: a re-run that changed a number
-    assert reporting.main(["check", "--root", str(root)]) == 1
+    capsys.readouterr()
+    assert results_index.main(check) == 1
     out = capsys.readouterr().out
     assert "STALE  figures/results_index.md" in out and "STALE  figures/results_index.csv" in out
-    write_index(root)                                                       # regenerating makes it current again
-    assert reporting.main(["check", "--root", str(root)]) == 0
+    results_index.write_index(root)                                         # regenerating makes it current again
+    assert results_index.main(check) == 0
 
 
 def test_reproduction_report_of_the_committed_run(tmp_path):

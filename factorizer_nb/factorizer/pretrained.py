@@ -11,8 +11,8 @@ from ..core.settings import CACHE_ENV, cache_dir
 from .vocab import vocab_from_text, vocab_text_header, vocab_text_of, VocabularyFormatError
 
 # %% auto #0
-__all__ = ['TABLE_START', 'TABLE_END', 'packaged_dir', 'pretrained_languages', 'vocab_file_from_text', 'resolve_vocab_file',
-           'pretrained_table']
+__all__ = ['SAVED_VOCAB', 'TABLE_START', 'TABLE_END', 'packaged_dir', 'pretrained_languages', 'vocab_file_from_text',
+           'resolve_vocab_file', 'pretrained_record', 'pretrained_citation', 'pretrained_table']
 
 # %% ../../nbs/factorizer/18_pretrained.ipynb #ddb52a93
 def packaged_dir() -> Path:
@@ -43,10 +43,13 @@ def vocab_file_from_text(xz: str | Path, want_sha256: str | None = None) -> Path
     return vocab_from_text(text, out)             # checks the header; writes atomically, only if the sha256 matches
 
 # %% ../../nbs/factorizer/18_pretrained.ipynb #41d8b7f9
+SAVED_VOCAB = "vocab.dawg"     # the vocabulary in a folder that `FactorizerTokenizer.save_pretrained` wrote
+
 def resolve_vocab_file(name_or_path: str | Path) -> Path:
     """The vocabulary file for a language code (the packaged one, rebuilt once) or a path (a vocabulary file, the
-    authors' DAWG, or an `.xz` text form)."""
+    authors' DAWG, an `.xz` text form, or a folder that `save_pretrained` wrote)."""
     path = Path(name_or_path).expanduser()
+    if path.is_dir() and (path / SAVED_VOCAB).is_file(): return path / SAVED_VOCAB
     if path.is_file():
         return vocab_file_from_text(path) if path.suffix == ".xz" else path
     name = str(name_or_path)
@@ -55,8 +58,22 @@ def resolve_vocab_file(name_or_path: str | Path) -> Path:
         return vocab_file_from_text(packaged_dir() / f"{name}.xz", record["sha256"])
     if re.fullmatch(r"[a-z]{2,3}", name):
         raise ValueError(f"no pretrained FACTORIZER vocabulary for {name!r}; languages: {', '.join(langs)}")
-    raise FileNotFoundError(f"no vocabulary file at {path} (and {name!r} is not a language code: "
-                            f"{', '.join(langs)})")
+    raise FileNotFoundError(f"no vocabulary file at {path}, nor a folder with {SAVED_VOCAB} (and {name!r} is not a "
+                            f"packaged language: {', '.join(langs)})")
+
+# %% ../../nbs/factorizer/18_pretrained.ipynb #5d307a07
+def pretrained_record(lang: str) -> dict:
+    "The pin record of a packaged vocabulary (`<lang>.json`): its sha256 and what made it."
+    if lang not in (langs := pretrained_languages()):
+        raise ValueError(f"no pretrained FACTORIZER vocabulary for {lang!r}; languages: {', '.join(langs)}")
+    return json.loads((packaged_dir() / f"{lang}.json").read_text(encoding="utf-8"))
+
+def pretrained_citation(lang: str) -> dict:
+    "A packaged vocabulary's language, profile, pinned file's sha256 and DAWG's sha256, for a model card."
+    from factorizer_nb.factorizer.vocab import Vocabulary
+    record = pretrained_record(lang)
+    return dict(language=lang, profile=record["fingerprint"]["vq"]["profile"], sha256=record["sha256"],
+                dawg_sha256=Vocabulary.load(resolve_vocab_file(lang)).content_sha256)
 
 # %% ../../nbs/factorizer/18_pretrained.ipynb #6e00072e
 # the guide's table sits between these lines

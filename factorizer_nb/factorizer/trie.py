@@ -8,6 +8,7 @@ import zipfile
 from pathlib import Path
 from typing import NamedTuple, Iterable
 import numpy as np
+from fastcore.basics import patch
 from ..core.settings import atomic_write, cache_dir
 from .vocab import Vocabulary, triplet_to_flat, _UNESCAPE
 try:
@@ -120,3 +121,10 @@ def cached_vocab_trie(vocab: Vocabulary) -> Trie:
         atomic_write(path, lambda t: _save_trie(trie, t))
     except OSError: pass                                                            # a read-only cache
     return trie
+
+@patch(as_prop=True)
+def trie(self: Vocabulary) -> Trie:
+    """The vocabulary flattened into `Trie` arrays for the compiled search, made on first use (read from the cache for
+    a vocabulary file whose arrays were built before); this module adds it, so `vocab` never imports `trie`."""
+    if self._trie is None: self._trie = cached_vocab_trie(self)
+    return self._trie

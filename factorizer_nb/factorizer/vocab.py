@@ -122,16 +122,6 @@ class Vocabulary:
         if self._entries is None: self._entries = {k: (r[0], tuple(r[1:])) for k, r in self.dawg.iteritems()}
         return self._entries
 
-    @property
-    def trie(self):
-        """The vocabulary flattened into `factorizer.trie.Trie` arrays for the compiled search, made on first use (read
-        from the cache for a vocabulary file whose arrays were built before)."""
-        if self._trie is None:
-            # the compiled search reads this module: imported on use
-            from factorizer_nb.factorizer.trie import cached_vocab_trie
-            self._trie = cached_vocab_trie(self)
-        return self._trie
-
     def __len__(self): return self._size
     def __contains__(self,
                      subword): return isinstance(subword, str) and escape_bytes(subword_bytes(subword)) in self.dawg

@@ -15,6 +15,7 @@ from transformers.tokenization_utils_base import PaddingStrategy, TruncationStra
 from transformers.utils import to_py_obj
 from ..core.protocol import SPECIAL_TOKENS, NUM_SPECIAL
 from ..factorizer.tokenizer import Factorizer, PAD_ID, SPECIAL_IDS, UNK, UNK_ID
+from ..factorizer.pretrained import pretrained_citation
 
 # %% auto #0
 __all__ = ['VOCAB_FILE', 'TokenView', 'FactorizerTokenizer', 'FactorizerConfig']
@@ -75,6 +76,9 @@ def _depth(x) -> int:
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #c85aef35
 _SPECIAL_ATTRIBUTES = dict(zip(("unk_token", "cls_token", "sep_token", "pad_token", "mask_token"), SPECIAL_TOKENS))
+# what `transformers` passes `from_pretrained` for the hub, which a packaged language or a file does not go to
+_HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "proxies", "revision", "subfolder", "token",
+               "trust_remote_code", "resume_download", "_from_auto", "_commit_hash")
 
 class FactorizerTokenizer(PreTrainedTokenizerBase):
     "FACTORIZER as a `transformers` tokenizer: (r, g, b) triplet ids with offsets and word ids."
@@ -82,28 +86,37 @@ class FactorizerTokenizer(PreTrainedTokenizerBase):
     model_input_names = ["input_ids", "attention_mask"]
 
     def __init__(self, vocab_file: str | None = None, alpha_split: float = 0.1, sigma_sample: float = 0.0,
-                 seed: int | None = None, unk: str = "word", factorizer: Factorizer | None = None, **kwargs):
+                 seed: int | None = None, unk: str = "word", factorizer: Factorizer | None = None,
+                 pretrained_vocabulary: dict | None = None, **kwargs):
         if factorizer is None:
             if vocab_file is None or not Path(vocab_file).is_file():
                 raise FileNotFoundError(f"no FACTORIZER vocabulary file at {vocab_file}")
             factorizer = Factorizer(vocab_file, alpha_split=alpha_split, sigma_sample=sigma_sample, seed=seed,
                                     unk=unk)
+        cite = pretrained_vocabulary
+        if cite and cite.get("dawg_sha256") != factorizer.vocab.content_sha256:
+            raise ValueError(f"the vocabulary is not the pinned {cite.get('language')!r} one that "
+                             f"pretrained_vocabulary names (DAWG sha256 {str(cite.get('dawg_sha256'))[:12]}…)")
         c = factorizer.config()
         for k, v in _SPECIAL_ATTRIBUTES.items(): kwargs.setdefault(k, v)
         super().__init__(alpha_split=c["alpha_split"], sigma_sample=c["sigma_sample"], seed=c["seed"], unk=c["unk"],
-                         **kwargs)
-        self.factorizer = factorizer
+                         pretrained_vocabulary=cite, **kwargs)
+        self.factorizer, self.pretrained_vocabulary = factorizer, cite
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs) -> "FactorizerTokenizer":
-        "The tokenizer `save_pretrained` wrote to a directory (or a vocabulary file, or a Hub repository)."
-        p = Path(pretrained_model_name_or_path)
-        if p.is_dir() and not (p / (kwargs.get("subfolder") or "") / VOCAB_FILE).is_file():
-            raise FileNotFoundError(f"{p} holds no FACTORIZER vocabulary ({VOCAB_FILE}); write one with "
-                                    "save_pretrained")
-        if not p.exists() and (p.is_absolute() or str(pretrained_model_name_or_path).startswith((".", "~"))):
-            raise FileNotFoundError(f"no directory or vocabulary file at {p}")
-        return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
+        """A packaged language's pinned vocabulary (`"en"`, as `Factorizer.from_pretrained`), a directory that
+        `save_pretrained` wrote, or a vocabulary file; offline: no name goes to the model hub."""
+        name, p = str(pretrained_model_name_or_path), Path(pretrained_model_name_or_path).expanduser()
+        if p.is_dir():
+            if not (p / (kwargs.get("subfolder") or "") / VOCAB_FILE).is_file():
+                raise FileNotFoundError(f"{p} holds no FACTORIZER vocabulary ({VOCAB_FILE}); write one with "
+                                        "save_pretrained")
+            return super().from_pretrained(str(p), *args, **{**kwargs, "local_files_only": True})
+        for k in _HUB_KWARGS: kwargs.pop(k, None)
+        settings = {k: kwargs.pop(k) for k in ("alpha_split", "sigma_sample", "seed", "unk") if k in kwargs}
+        fz = Factorizer.from_pretrained(p if p.is_file() else name, **settings)   # else one error naming the languages
+        return cls(factorizer=fz, pretrained_vocabulary=None if p.is_file() else pretrained_citation(name), **kwargs)
 
     @property
     def is_fast(self) -> bool: return False

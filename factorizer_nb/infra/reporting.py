@@ -234,9 +234,8 @@ def _manifest_problems(m: dict, head_has, settings_of) -> list[str]:
 
 def output_problems(root: Path | None = None) -> dict[str, list[str]]:
     """Stale committed outputs: {path: problems} for every manifest under `figures/` that does not match HEAD and
-    settings.ini, and a stale results index."""
+    settings.ini, and tables whose columns are stale (the results index: `infra.results_index.index_problems`)."""
     from factorizer_nb.core.settings import load_settings
-    from factorizer_nb.infra.results_index import index_problems
     root = Path(root or project_root())
     def git(*a): return subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=60)
     shallow = git("rev-parse", "--is-shallow-repository").stdout.strip() != "false"
@@ -249,12 +248,12 @@ def output_problems(root: Path | None = None) -> dict[str, list[str]]:
         try: probs = _manifest_problems(json.loads(f.read_text(encoding="utf-8")), head_has, settings_of)
         except ValueError as e: probs = [f"unreadable manifest ({e})"]
         if probs: out[str(f.relative_to(root))] = probs
-    return {**out, **column_problems(root), **index_problems(root)}
+    return {**out, **column_problems(root)}
 
 # %% ../../nbs/infra/90_reporting.ipynb #2cefbac7
 def main(argv: list[str] | None = None) -> int:
-    """`python -m factorizer_nb.infra.reporting check`: list stale outputs under figures/ (the results index included);
-    exit 1 if there are any."""
+    """`python -m factorizer_nb.infra.reporting check`: list stale outputs under figures/ (`make check-outputs`
+    checks the results index too); exit 1 if there are any."""
     import argparse
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.reporting")
     ap.add_argument("cmd", choices=["check"], help="check that every committed output matches HEAD and settings.ini")

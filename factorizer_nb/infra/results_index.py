@@ -13,6 +13,7 @@ from ..factorizer.claims import CLAIMS as FACTORIZER_CLAIMS
 from ..sage.claims import CLAIMS as SAGE_CLAIMS
 from ..bpe_vs_unigram.claims import CLAIMS as BPE_VS_UNIGRAM_CLAIMS
 from ..downstream.claims import CLAIMS as BEYOND_CLAIMS
+from .reporting import older_code_outputs
 
 # %% auto #0
 __all__ = ['PAPER_VALUES', 'INDEX', 'CLAIMS', 'COLUMNS', 'HEADLINE', 'paper_values', 'index_row', 'build_index',
@@ -138,7 +139,6 @@ def compact_markdown(df: pd.DataFrame) -> str:
 def index_files(root: Path) -> dict[Path, str]:
     "The generated files and their text."
     df = build_index(root)
-    from factorizer_nb.infra.reporting import older_code_outputs
     page = render_markdown(df, older_code_outputs(root), _seed_lines(root))
     figures = Path(root) / "figures"
     return {figures / f"{INDEX}.md": page, figures / f"{INDEX}.csv": df.to_csv(index=False, lineterminator="\n")}
@@ -168,12 +168,14 @@ def main(argv: list[str] | None = None) -> int:
     "`python -m factorizer_nb.infra.results_index [--check]`: write the results index, or report whether it is stale."
     parser = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.results_index", description=main.__doc__)
     parser.add_argument("--check", action="store_true", help="only compare with the committed files")
+    parser.add_argument("--root", default=None, help="the checkout (default: this one)")
     args = parser.parse_args(argv)
+    root = Path(args.root) if args.root else None
     if args.check:
-        problems = index_problems()
+        problems = index_problems(root)
         for path, found in problems.items(): print(f"STALE  {path}: {'; '.join(found)}")
         return 1 if problems else 0
-    for path in write_index(): print(f"wrote {path}")
+    for path in write_index(root): print(f"wrote {path}")
     return 0
 
 # %% ../../nbs/infra/95_results_index.ipynb #7b6123cb
