@@ -71,6 +71,7 @@ def test_the_tokenizer_imports_only_the_base_install():
         from factorizer_nb.factorizer.vocab import Vocabulary
         from factorizer_nb.factorizer.pretrained import resolve_vocab_file
         from factorizer_nb.core.protocol import load_tokenizer
+        Factorizer(Vocabulary([("a", (1, 2, 3), -1.0)])).encode("a").ids     # dawg loads on first use
         print(" ".join(sorted({m.split(".")[0] for m in set(sys.modules) - before} - set(sys.stdlib_module_names))))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
