@@ -5,199 +5,24 @@
 # %% ../../nbs/core/04_protocol.ipynb #2ef120e3
 from __future__ import annotations
 import base64, json, math, re
-from dataclasses import dataclass, field, replace
 from collections import OrderedDict
-from functools import partial
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Sequence
-import numpy as np
+from typing import Any, ClassVar, Sequence
 from fastcore.basics import patch
 from .settings import atomic_write
+# the encodings every tokenizer returns, defined in core.encodings and also importable from here
+from .encodings import ENCODING_FIELDS, Encoding, Encodings, LazyEncoding
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKENS', 'NUM_SPECIAL', 'ENCODING_FIELDS', 'BATCH_TEXTS', 'TOKENIZER_FORMAT', 'TOKENIZER_KINDS', 'Encoding',
-           'LazyEncoding', 'Encodings', 'truncate', 'pad_batch', 'Tokenizer', 'WordCache', 'tokenizer_class',
-           'load_tokenizer', 'to_b64', 'from_b64', 'CharTokenizer']
+__all__ = ['SPECIAL_TOKENS', 'NUM_SPECIAL', 'BATCH_TEXTS', 'TOKENIZER_FORMAT', 'TOKENIZER_KINDS', 'truncate', 'pad_batch',
+           'Tokenizer', 'WordCache', 'tokenizer_class', 'load_tokenizer', 'to_b64', 'from_b64', 'CharTokenizer']
 
 # %% ../../nbs/core/04_protocol.ipynb #0d86a441
 SPECIAL_TOKENS = ("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]")
 NUM_SPECIAL = len(SPECIAL_TOKENS)
 _SPECIAL_RE = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
 _WORD = re.compile(r"\S+")
-
-# %% ../../nbs/core/04_protocol.ipynb #d17968e0
-@dataclass(eq=False)
-class Encoding:
-    """The tokens of one text: ids, token strings, character offsets, word indices and attention mask (and scores, if
-    any)."""
-    ids: list
-    tokens: list[str]
-    offsets: list[tuple[int, int]]
-    word_ids: list[int | None]
-    attention_mask: list[int] | None = None
-    scores: list[float] | None = None
-
-    def __post_init__(self):
-        if self.attention_mask is None: self.attention_mask = [1] * len(self.ids)
-        n = {len(self.ids), len(self.tokens), len(self.offsets), len(self.word_ids), len(self.attention_mask)}
-        if self.scores is not None: n.add(len(self.scores))
-        if len(n) != 1: raise ValueError(f"the lists of an Encoding must have equal lengths, got {sorted(n)}")
-
-    def __len__(self): return len(self.ids)
-
-    def __eq__(self, other) -> bool:
-        "Equal fields (an Encoding that makes its lists on use equals one that holds them)."
-        if not isinstance(other, Encoding): return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in ENCODING_FIELDS)
-    __hash__ = None                                                      # mutable lists: not hashable
-
-    @classmethod
-    def _trusted(cls, ids: list, tokens: list, offsets: list, word_ids: list, scores: list | None = None) -> "Encoding":
-        """An `Encoding` of lists the caller built with equal lengths: no checks (the compiled tokenizer's per-call
-        path)."""
-        e = object.__new__(cls)
-        e.__dict__.update(ids=ids, tokens=tokens, offsets=offsets, word_ids=word_ids, attention_mask=[1] * len(ids),
-                          scores=scores)
-        return e
-
-ENCODING_FIELDS = ("ids", "tokens", "offsets", "word_ids", "attention_mask", "scores")
-
-class _MadeOnRead:
-    "A field with a class default (`attention_mask`, `scores`) of a `LazyEncoding`: the instance's, else made on read."
-    def __set_name__(self, owner, name: str): self.name = name
-    def __get__(self, obj, objtype=None):
-        if obj is None: return self
-        d = obj.__dict__
-        if self.name not in d and "_build" in d: d[self.name] = d["_build"](self.name)
-        return d.get(self.name)
-    def __set__(self, obj, value): obj.__dict__[self.name] = value
-
-class LazyEncoding(Encoding):
-    """An `Encoding` whose lists are made one at a time, each when first read (`LazyEncoding._of`): a compiled
-    tokenizer's one-text call then costs only the lists that are used. Built from lists, it is an `Encoding`."""
-    attention_mask, scores = _MadeOnRead(), _MadeOnRead()     # fields with a class default: made on read too
-    def __getattr__(self, name: str):
-        d = self.__dict__
-        if name in ENCODING_FIELDS and "_build" in d:                   # made once, then an ordinary attribute
-            value = d[name] = d["_build"](name)
-            return value
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def __len__(self): return self.__dict__["_n"] if "_build" in self.__dict__ else len(self.ids)
-
-    @classmethod
-    def _of(cls, build: Callable[[str], list], n: int) -> "LazyEncoding":
-        "A lazy encoding of `n` tokens whose field `name` is `build(name)`."
-        e = object.__new__(cls)
-        d = e.__dict__; d["_build"] = build; d["_n"] = n
-        return e
-
-    def __getstate__(self) -> dict:
-        "Pickled with its lists made (a closure does not pickle)."
-        for f in ENCODING_FIELDS: getattr(self, f)
-        return {k: v for k, v in self.__dict__.items() if k not in ("_build", "_n")}
-
-# %% ../../nbs/core/04_protocol.ipynb #37f5456d
-class Encodings(Sequence):
-    """A batch of encodings in columns (ids, offsets, word ids, scores, token indices), texts cut by `row_splits`; row i
-    is an `Encoding` made when asked for."""
-    def __init__(self, ids: np.ndarray, offsets: np.ndarray, word_ids: np.ndarray, row_splits: np.ndarray,
-                 scores: np.ndarray | None = None,
-                 token_index: np.ndarray | None = None, extra: Sequence[str] = (),
-                 vocab_token: Callable[[int], str] | None = None):
-        self.ids = np.asarray(ids, np.int64)                         # [tokens, *id_shape]
-        self.offsets = np.asarray(offsets, np.int64).reshape(-1, 2)  # [tokens, 2]: character start, end
-        self.word_ids = np.asarray(word_ids, np.int64)               # [tokens]: whitespace word, -1 for none
-        self.row_splits = np.asarray(row_splits, np.int64)           # [texts + 1]
-        self.scores = None if scores is None else np.asarray(scores, np.float64)
-        self.token_index = np.asarray(token_index if token_index is not None else -1 - np.arange(len(self.ids)),
-                                      np.int64)
-        self.extra, self.vocab_token = list(extra), vocab_token
-        n = {len(self.ids), len(self.offsets), len(self.word_ids), len(self.token_index), int(self.row_splits[-1])}
-        if self.scores is not None: n.add(len(self.scores))
-        if len(n) != 1 or self.row_splits[0] != 0 or (np.diff(self.row_splits) < 0).any():
-            raise ValueError(f"the columns of Encodings must have one entry per token and row_splits must cut them in "
-                             f"order, got lengths {sorted(n)}")
-        self._splits = self.row_splits.tolist()
-
-    @classmethod
-    def from_encodings(cls, encodings: Sequence[Encoding], id_shape: tuple = ()) -> "Encodings":
-        "The columns of a list of `Encoding`s (ids of shape `id_shape` each)."
-        encodings = list(encodings)
-        lens = [len(e) for e in encodings]
-        ids = np.asarray([i for e in encodings for i in e.ids], np.int64).reshape(-1, *id_shape)
-        scores = None if any(e.scores is None for e in encodings) else [s for e in encodings for s in e.scores]
-        return cls(ids, [o for e in encodings for o in e.offsets],
-                   [-1 if w is None else w for e in encodings for w in e.word_ids],
-                   np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]), scores,
-                   extra=[t for e in encodings for t in e.tokens])
-
-    def __len__(self): return len(self._splits) - 1
-    def __getitem__(self, i):
-        "Text i as an `Encoding` whose lists are made from the columns when first read."
-        if isinstance(i, slice): return [self[k] for k in range(*i.indices(len(self)))]
-        if not -len(self) <= i < len(self): raise IndexError(f"text {i} of a batch of {len(self)}")
-        lo, hi = self._splits[i % len(self)], self._splits[i % len(self) + 1]
-        return LazyEncoding._of(partial(self._field, lo, hi), hi - lo)
-    def _field(self, lo: int, hi: int, name: str) -> list | None:
-        "Field `name` of the `Encoding` of tokens lo..hi."
-        if name == "ids":
-            ids = self.ids[lo:hi].tolist()
-            return list(map(tuple, ids)) if self.ids.ndim > 1 else ids
-        if name == "tokens": return self.tokens(lo, hi)
-        if name == "offsets": return list(map(tuple, self.offsets[lo:hi].tolist()))
-        if name == "word_ids":
-            w = self.word_ids[lo:hi].tolist()
-            return w if min(w, default=0) >= 0 else [None if x < 0 else x for x in w]
-        if name == "attention_mask": return [1] * (hi - lo)
-        if name == "scores": return None if self.scores is None else self.scores[lo:hi].tolist()
-        raise AttributeError(f"an Encoding has no field {name!r}")
-    def __iter__(self): return (self[k] for k in range(len(self)))
-    def __eq__(self, other):
-        if not isinstance(other, Sequence) or isinstance(other, str) or len(self) != len(other): return False
-        return all(a == b for a, b in zip(self, other))
-    def __repr__(self): return f"Encodings({len(self)} texts, {len(self.ids)} tokens)"
-
-    def tokens(self, lo: int = 0, hi: int | None = None) -> list[str]:
-        "Token strings of the tokens lo..hi (all by default)."
-        return self.tokens_of(slice(lo, hi))
-    def tokens_of(self, index) -> list[str]:
-        "Token strings of the tokens at `index` (a slice or an array of positions)."
-        return [self.extra[-1 - t] if t < 0 else self.vocab_token(t) for t in self.token_index[index].tolist()]
-    @property
-    def lengths(self) -> np.ndarray: return np.diff(self.row_splits)
-    def ids_of(self, i: int) -> np.ndarray:
-        "The ids of text i as a view of the id column."
-        return self.ids[self._splits[i]:self._splits[i + 1]]
-
-    def rows(self, a: int, b: int) -> "Encodings":
-        "Texts a..b as `Encodings` over views of the same columns."
-        lo, hi = self._splits[a], self._splits[b]
-        return Encodings(self.ids[lo:hi], self.offsets[lo:hi], self.word_ids[lo:hi], self.row_splits[a:b + 1] - lo,
-                         None if self.scores is None else self.scores[lo:hi], self.token_index[lo:hi], self.extra,
-                         self.vocab_token)
-
-    @classmethod
-    def concat(cls, parts: Sequence["Encodings"]) -> "Encodings":
-        "One batch of the texts of `parts`, in order."
-        parts = list(parts)
-        if len(parts) == 1: return parts[0]
-        shifts = np.cumsum([0] + [len(p.extra) for p in parts[:-1]])
-        starts = np.cumsum([0] + [int(p.row_splits[-1]) for p in parts[:-1]])
-        cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)
-        scores = None if any(p.scores is None for p in parts) else cat([p.scores for p in parts])
-        return cls(cat([p.ids for p in parts]), cat([p.offsets for p in parts]), cat([p.word_ids for p in parts]),
-                   np.concatenate([[0]] + [p.row_splits[1:] + s for p, s in zip(parts, starts)]), scores,
-                   cat([np.where(p.token_index < 0, p.token_index - s, p.token_index) for p, s in zip(parts, shifts)]),
-                   [t for p in parts for t in p.extra], next((p.vocab_token for p in parts if p.vocab_token), None))
-
-    def replace_rows(self, index: Sequence[int], encodings: Sequence[Encoding]) -> "Encodings":
-        "The batch with text index[k] replaced by encodings[k]."
-        parts, prev = [], 0
-        for i, e in sorted(zip(index, encodings), key=lambda x: x[0]):
-            parts += [self.rows(prev, i), Encodings.from_encodings([e], self.ids.shape[1:])]; prev = i + 1
-        return Encodings.concat(parts + [self.rows(prev, len(self))])
 
 # %% ../../nbs/core/04_protocol.ipynb #e6a5db6f
 def truncate(enc: Encoding, max_length: int) -> Encoding:
@@ -402,7 +227,6 @@ def encode_batch(self: Tokenizer, texts: Sequence[str], add_special_tokens: bool
 def encode_ids_batch(self: Tokenizer, texts: Sequence[str], num_workers: int = 1) -> list:
     """Ids of each text as an int64 array of shape `[tokens, *id_shape]`, no special tokens: what a model reads, without
     offsets (fast where a family can)."""
-    import numpy as np
     batch = self.encode_batch(texts, num_workers=num_workers)
     return [batch.ids_of(i).reshape(-1, *self.id_shape) for i in range(len(batch))]
 

@@ -12,8 +12,8 @@ from typing import Sequence
 import numpy as np
 from fastcore.basics import patch
 from ..core.text import BOW, EOW, BOW_BYTES, EOW_BYTES, marked_bytes
-from ..core.protocol import (Tokenizer, Encoding, LazyEncoding, Encodings, SPECIAL_TOKENS, NUM_SPECIAL, WordCache,
-                                        _SPECIAL_RE)
+from ..core.encodings import Encoding, LazyEncoding, Encodings, word_id_list
+from ..core.protocol import Tokenizer, SPECIAL_TOKENS, NUM_SPECIAL, WordCache, _SPECIAL_RE
 from .vocab import (Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword,
                                            has_stray_bytes, flat_to_triplet)
 from .search import shortest_split, draw64
@@ -220,7 +220,8 @@ def _entry_token(self: Factorizer, entry: int) -> str:
 @patch
 def _kernel_encodings(self: Factorizer, out: np.ndarray, scores: np.ndarray, row_splits) -> Encodings:
     "`Encodings` over the kernel's rows (int32 [7, tokens]: r, g, b, start, end, word, entry) and scores."
-    return Encodings(out[:3].T, out[3:5].T, out[5], row_splits, scores, out[6], ["[CLS]", "[SEP]"], self._entry_token)
+    return Encodings(out[:3].T, out[3:5].T, out[5], row_splits, scores, out[6], ["[CLS]", "[SEP]"],
+                     self._entry_tokens_of().__getitem__)
 
 @patch
 def _row_encodings(self: Factorizer, texts: list[str], add_special_tokens: bool, num_workers: int,
@@ -252,12 +253,10 @@ def _row_field(self: Factorizer, block: np.ndarray, start: int, n: int, name: st
     end = start + n
     if name == "ids": return list(zip(*block[0:3, start:end].tolist()))
     if name == "tokens":
-        tokens = self.__dict__.get("_entry_tokens") or self._entry_tokens_of()
+        tokens = self._entry_tokens_of()
         return [tokens[e] for e in block[6, start:end].tolist()]
     if name == "offsets": return list(zip(*block[3:5, start:end].tolist()))
-    if name == "word_ids":
-        w = block[5, start:end].tolist()
-        return w if min(w, default=0) >= 0 else [None if i < 0 else i for i in w]
+    if name == "word_ids": return word_id_list(block[5, start:end].tolist())
     if name == "attention_mask": return [1] * n
     if name == "scores":
         ent = block[6, start:end]
@@ -284,7 +283,7 @@ class _RowsCache(WordCache):
 def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Encoding:
     """Tokens of `text` (see `Tokenizer.encode`): a cached word at once, anything else through the compiled kernel on
     this thread; the `Encoding` makes each list when it is first read."""
-    if type(text) is not str and not isinstance(text, str):
+    if not isinstance(text, str):
         raise TypeError(f"encode expects a str, got {type(text).__name__}; use encode_batch for a list of texts")
     d = self.__dict__
     if not d["compiled"]: return Tokenizer.encode(self, text, add_special_tokens)

@@ -260,12 +260,12 @@ def _column_rows(self: FactorizerTokenizer, texts: list[str], add_special_tokens
                  cut: TruncationStrategy) -> tuple:
     """(the batch's `Encodings`, each row's kept token positions in its columns concatenated, rows' lengths, which kept
     tokens are special), or None where the record path must answer (it raises for an impossible cut)."""
+    n_add, cuts = 2 if add_special_tokens else 0, max_length is not None and cut != TruncationStrategy.DO_NOT_TRUNCATE
+    if cuts and max_length < n_add: return None
     enc = self.factorizer.encode_batch(texts, add_special_tokens=add_special_tokens)
-    n_add, splits = 2 if add_special_tokens else 0, enc.row_splits
+    splits = enc.row_splits
     content = np.diff(splits) - n_add
-    if max_length is not None and cut != TruncationStrategy.DO_NOT_TRUNCATE:
-        if max_length < n_add: return None
-        content = np.minimum(content, max_length - n_add)
+    if cuts: content = np.minimum(content, max_length - n_add)
     lo, hi = splits[:-1] + n_add // 2, splits[1:] - n_add // 2         # each row's text tokens, specials aside
     first = hi - content if self.truncation_side == "left" else lo
     take = [np.concatenate([[a - 1], np.arange(f, f + k), [b]]) if n_add else np.arange(f, f + k)
@@ -284,41 +284,36 @@ def _column_call(self: FactorizerTokenizer, texts: list[str], add_special_tokens
     got = self._column_rows(texts, add_special_tokens, max_length, cut)
     if got is None: return None
     enc, take, lengths, special = got
-    B, n = len(texts), lengths.tolist()
+    B, n, padded = len(texts), lengths.tolist(), pad != PaddingStrategy.DO_NOT_PAD
     L = max(n, default=0) if pad != PaddingStrategy.MAX_LENGTH else max_length
-    if pad != PaddingStrategy.DO_NOT_PAD and pad_to_multiple_of: L = -(-L // pad_to_multiple_of) * pad_to_multiple_of
-    if pad != PaddingStrategy.DO_NOT_PAD and max(n, default=0) > L: return None    # longer than the padding: ragged
+    if padded and pad_to_multiple_of: L = -(-L // pad_to_multiple_of) * pad_to_multiple_of
+    if padded and max(n, default=0) > L: return None                              # longer than the padding: ragged
     left = (side or self.padding_side) == "left"
-    row = np.repeat(np.arange(B), lengths)                                          # [kept tokens]
-    col = np.arange(len(take)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    if left and pad != PaddingStrategy.DO_NOT_PAD: col += np.repeat(L - lengths, lengths)
+    ends = np.cumsum(lengths); starts = ends - lengths
+    row, col = np.repeat(np.arange(B), lengths), np.arange(len(take)) - np.repeat(starts, lengths)   # [kept tokens]
+    if left and padded: col += np.repeat(L - lengths, lengths)
     offsets = np.where(special[:, None], 0, enc.offsets[take])
-    columns = dict(input_ids=(enc.ids[take], PAD_ID[0]), attention_mask=(np.ones(len(take), np.int64), 0),
-                   token_type_ids=(np.zeros(len(take), np.int64), 0),
-                   special_tokens_mask=(special.astype(np.int64), 1), offset_mapping=(offsets, 0))
-    names = ["input_ids"] + [c for c, on in asked.items() if on]
+    flat = dict(input_ids=enc.ids[take], attention_mask=np.ones(len(take), np.int64),
+                token_type_ids=np.zeros(len(take), np.int64), special_tokens_mask=special.astype(np.int64),
+                offset_mapping=offsets)
     data = {}
-    for c in names:
-        flat, fill = columns[c]
-        if pad == PaddingStrategy.DO_NOT_PAD: parts = np.split(flat, np.cumsum(lengths)[:-1]) if B else []
+    for c in ["input_ids"] + [c for c, on in asked.items() if on]:
+        if not padded: parts = np.split(flat[c], ends[:-1]) if B else []
         else:
-            parts = np.full((B, L, *flat.shape[1:]), fill, np.int64); parts[row, col] = flat
-        data[c] = parts if return_tensors is not None and pad != PaddingStrategy.DO_NOT_PAD else \
+            parts = np.full((B, L, *flat[c].shape[1:]), _PAD_FILL[c], np.int64); parts[row, col] = flat[c]
+        data[c] = parts if return_tensors is not None and padded else \
             [list(map(tuple, r.tolist())) if r.ndim > 1 else r.tolist() for r in parts]
-    if return_length: data["length"] = [L] * B if pad != PaddingStrategy.DO_NOT_PAD else n
-    starts = np.cumsum(lengths) - lengths
+    if return_length: data["length"] = [L] * B if padded else n
     def view(t: int):
-        k, a = n[t], int(starts[t])
-        extra = 0 if pad == PaddingStrategy.DO_NOT_PAD else L - k
+        a, k = int(starts[t]), n[t]
+        extra = L - k if padded else 0
         def make():
             pos, spec = take[a:a + k], special[a:a + k].tolist()
-            tokens = enc.tokens_of(pos)
+            fill = lambda c, xs: ([_PAD_FILL[c]] * extra + xs) if left else (xs + [_PAD_FILL[c]] * extra)
             words = [None if s or w < 0 else w for s, w in zip(spec, enc.word_ids[pos].tolist())]
-            seqs = [None if s else 0 for s in spec]
-            offs = [(0, 0) if s else tuple(o) for s, o in zip(spec, enc.offsets[pos].tolist())]
-            fill = lambda xs, x: ([x] * extra + xs) if left else (xs + [x] * extra)
-            return dict(tokens=fill(tokens, "[PAD]"), word_ids=fill(words, None), sequence_ids=fill(seqs, None),
-                        offsets=fill(offs, (0, 0)), n_sequences=1)
+            return dict(tokens=fill("tokens", enc.tokens_of(pos)), n_sequences=1, word_ids=fill("word_ids", words),
+                        sequence_ids=fill("sequence_ids", [None if s else 0 for s in spec]),
+                        offsets=fill("offset_mapping", list(map(tuple, offsets[a:a + k].tolist()))))
         return _ColumnView(make)
     return BatchEncoding(data, encoding=[view(t) for t in range(B)], tensor_type=return_tensors, n_sequences=1)
 
