@@ -9,20 +9,23 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Sequence
 import torch
-from ..core.settings import atomic_write, device_name, load_settings, synchronize
+from ..core.settings import atomic_write, device_name, load_settings, project_root, synchronize
 from ..core.text import marked_bytes
 from ..core.corpora import training_counts, ud_sentences, WordList
 from ..factorizer.vocab import (Vocabulary, entries_from_text, entries_to_text, subword_bytes,
                                             vocab_from_text, vocab_to_text)
 from ..factorizer.fast_step import COMPILE_MODES, FastPath
-from ..factorizer.training import (VQConfig, WordSampler, mean_sample_tokens, new_state, train,
-                                               vq_training_flops)
+from ..factorizer.training import (VQConfig, WordSampler, mean_sample_tokens, new_state, run_fingerprint,
+                                               train, vq_training_flops)
 from ..factorizer.vocab_inference import entry_items, read_off
-from .reporting import package_versions
+from ..core.pins import ledger_root
+from .reporting import figure_dir, package_versions
 
 # %% auto #0
-__all__ = ['VOCAB_ENTRIES', 'export_words', 'read_words', 'matmul_tflops', 'time_steps', 'plan_steps', 'paper_run',
-           'cut_vocabulary', 'follow_up_words', 'record_run', 'main']
+__all__ = ['VOCAB_ENTRIES', 'RUN_RECORD', 'export_words', 'read_words', 'matmul_tflops', 'time_steps', 'plan_steps', 'paper_run',
+           'cut_vocabulary', 'follow_up_words', 'record_run', 'returned_folder', 'returned_run', 'returned_vocabulary',
+           'returned_word_list', 'returned_fingerprint', 'returned_description', 'returned_figure_dir',
+           'record_benchmark', 'main']
 
 # %% ../../nbs/infra/98_paper_run.ipynb #f6992b14
 def export_words(counts: Sequence[tuple[str, int]], path: str | Path) -> Path:
@@ -119,7 +122,8 @@ def paper_run(out: str | Path, words: Sequence[tuple[str, int]], profile: str = 
     cfg = replace(VQConfig.from_settings(settings), top_words=0, length_buckets=1)
     record = dict(profile=profile, lang=lang, device=device_name(device), torch=torch.__version__,
                   cuda=torch.version.cuda if device.type == "cuda" else None, packages=package_versions(),
-                  budget_s=budget_s, reserve_s=reserve_s, words=len(words))
+                  budget_s=budget_s, reserve_s=reserve_s, bench_steps=bench_steps, words=len(words),
+                  words_sha256=run_fingerprint(cfg, words)["words_sha256"])       # the list's, as the checkpoint's fingerprint has it
     path = out / "paper_run.json"
     def save(**more):
         record.update(more, seconds_so_far=round(time.perf_counter() - t_start, 1))
@@ -178,10 +182,12 @@ def follow_up_words(lang: str = "en", top_words: int = 50_000) -> list[str]:
              for sent in ud_sentences(rel) for form in sent for w in form.split()}
     return sorted(words | {w for w, _ in training_counts(WordList.from_settings(settings), top_n=top_words)})
 
+RUN_RECORD = "paper_run.json"                      # the run's record, in --out and in the ledger
+
 def record_run(run: str | Path, words: Iterable[str], ledger: str | Path, name: str = "paper-all") -> Path:
     "Write a finished run's vocabulary, cut to `words`, and its record to `ledger/<name>/`; the folder."
     run, dest = Path(run), Path(ledger) / name
-    rec = json.loads((run / "paper_run.json").read_text(encoding="utf-8"))
+    rec = json.loads((run / RUN_RECORD).read_text(encoding="utf-8"))
     if rec.get("steps_done") is None or rec["steps_done"] != rec.get("steps_planned"):
         raise ValueError(f"{run}: the run did not finish its schedule "
                          f"({rec.get('steps_done')} of {rec.get('steps_planned')} steps)")
@@ -194,18 +200,108 @@ def record_run(run: str | Path, words: Iterable[str], ledger: str | Path, name: 
     atomic_write(dest / "vocab.tsv.xz", lambda t: t.write_bytes(text))
     rec["ledger_vocab"] = dict(file="vocab.tsv.xz", sha256=hashlib.sha256(text).hexdigest(),
                                cut_to_words=len(set(words)))
-    atomic_write(dest / "paper_run.json", lambda t: t.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8"))
+    atomic_write(dest / RUN_RECORD, lambda t: t.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8"))
     return dest
+
+# %% ../../nbs/infra/98_paper_run.ipynb #90eb2b8e
+def returned_folder(folder: str | Path) -> Path:
+    "A returned run's ledger folder; a relative path is taken from the checkout's root (notebooks run in `nbs/`)."
+    return Path(folder) if Path(folder).is_absolute() else project_root() / folder
+
+def returned_run(folder: str | Path) -> dict:
+    "The record `record_run` wrote to `folder`, its vocabulary's sha256 checked; else a ValueError that says why."
+    folder = returned_folder(folder)
+    try: rec = json.loads((folder / RUN_RECORD).read_text(encoding="utf-8"))
+    except FileNotFoundError: raise ValueError(f"{folder}: no {RUN_RECORD}, so no returned run (python -m "
+                                               "factorizer_nb.infra.paper_run --record writes one)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{folder / RUN_RECORD}: not JSON ({e})") from e
+    lv = rec.get("ledger_vocab") if isinstance(rec, dict) else None
+    if not (isinstance(lv, dict) and rec.get("settings") and rec.get("steps_done")):
+        raise ValueError(f"{folder / RUN_RECORD}: no vocabulary, settings or steps recorded (not from record_run)")
+    if Path(str(lv.get("file"))).name != lv.get("file"):
+        raise ValueError(f"{folder}: odd vocabulary file {lv.get('file')!r}")
+    try: data = (folder / lv["file"]).read_bytes()
+    except OSError as e: raise ValueError(f"{folder}: its vocabulary is missing ({e})") from e
+    if hashlib.sha256(data).hexdigest() != lv.get("sha256"):
+        raise ValueError(f"{folder / lv['file']}: its sha256 is not the record's (changed or damaged)")
+    return rec
+
+def returned_vocabulary(folder: str | Path, dest: str | Path) -> tuple[Path, dict]:
+    "The returned run's vocabulary in `folder` built as a DAWG in `dest` (`<folder name>.dawg`), and its record."
+    rec, folder = returned_run(folder), returned_folder(folder)
+    text = lzma.decompress((folder / rec["ledger_vocab"]["file"]).read_bytes()).decode("utf-8")
+    Path(dest).mkdir(parents=True, exist_ok=True)
+    return vocab_from_text(text, Path(dest) / f"{folder.name}.dawg"), rec
+
+def returned_word_list(rec: dict) -> list[tuple[str, int]]:
+    "The word list a returned run trained on: the `paper` profile's whole list (`--export-words`), checked."
+    counts = training_counts(WordList.from_settings(load_settings(rec["lang"], "paper")))
+    sha = run_fingerprint(VQConfig.from_settings(load_settings(rec["lang"], "paper")), counts)["words_sha256"]
+    if len(counts) != rec["words"] or rec.get("words_sha256", sha) != sha:
+        raise ValueError(f"the run trained on {rec['words']:,} words (sha256 {str(rec.get('words_sha256'))[:12]}), "
+                         f"not on this checkout's whole list ({len(counts):,} words, sha256 {sha[:12]})")
+    return counts
+
+def returned_fingerprint(rec: dict) -> dict:
+    "What a returned run's rows depend on: its settings, steps, word list and vocabulary (the ledger file's sha256)."
+    keys = ("lang", "profile", "device", "settings", "steps_done", "words", "words_sha256")
+    return dict(returned={k: rec.get(k) for k in keys} | dict(vocab_sha256=rec["ledger_vocab"]["sha256"]))
+
+def returned_description(rec: dict) -> str:
+    "A returned run in words, for captions."
+    S = rec["settings"]
+    return (f"a {S['vq_layers']} x {S['vq_hidden']} VQ-VAE trained on {rec['device']} for {rec['steps_done']:,} "
+            f"steps of "
+            f"{S['vq_batch_size']:,} words ({rec['steps_done'] * S['vq_batch_size'] / 1e6:.2f} M word samples, "
+            f"{rec['flops']:.2g} FLOPs) on the whole list of {rec['words']:,} entries, its vocabulary returned without "
+            f"the checkpoint (paper_run, profile {rec['profile']!r})")
+
+def returned_figure_dir(profile: str, folder: str | Path) -> Path:
+    "Where a notebook on a returned run writes by default: `<profile's figures>/<ledger folder name>/`."
+    name = Path(folder).name
+    if not name or name.startswith("."): raise ValueError(f"not a returned run's folder: {folder!r}")
+    return figure_dir(profile) / name
+
+# %% ../../nbs/infra/98_paper_run.ipynb #b849fab8
+def record_benchmark(rec: dict, out_dir: str | Path | None = None, name: str | None = None):
+    """Write a run's benchmark as a table with its manifest (default `figures/gpu/paper_run_<profile>`), the measuring
+    machine under `measured_on`; the table."""
+    import pandas as pd
+    from factorizer_nb.infra.reporting import save_table
+    if not rec.get("benchmark"): raise ValueError("the record holds no benchmark")
+    S = load_settings(rec["lang"], rec["profile"])
+    df = pd.DataFrame(rec["benchmark"]).assign(device=rec["device"])
+    failed = df[df.error.notna()]
+    caption = (f"The VQ-VAE step of profile {rec['profile']!r} on {rec['device']} (torch {rec['torch']}"
+               + (f", CUDA {rec['cuda']}" if rec.get("cuda") else "") + "), each path of FastPath.ladder: the "
+               "reference train_step, then one change added at a time; seconds a step over "
+               f"{rec.get('bench_steps', '?')} steps after warm-up, word samples a second, TFLOP/s counted from the "
+               "shapes at the list's mean sampled "
+               f"length ({rec['mean_sample_tokens']:.2f} tokens), their share of a plain matmul's "
+               f"{rec['matmul_tflops']:.3g} TFLOP/s on the same device, and the speedup over the reference path.")
+    if rec.get("steps_done"):
+        caption += (f" The run then trained {rec['steps_done']:,} steps on the path {rec['path_chosen']} at "
+                    f"{rec['seconds_per_step']:.4g} s a step ({rec['achieved_tflops']:.3g} TFLOP/s, "
+                    f"{rec['flops']:.3g} FLOPs).")
+    if len(failed): caption += f" Paths that failed on this device: {', '.join(failed.path)}."
+    measured_on = {k: rec.get(k) for k in ("device", "torch", "cuda", "packages")}
+    save_table(df, name or f"paper_run_{rec['profile']}", caption, S, {"seed": S["seed"]}, [S["freq"]],
+               out_dir=out_dir or project_root() / "figures" / "gpu", measured_on=measured_on)
+    return df
 
 # %% ../../nbs/infra/98_paper_run.ipynb #a9c348ff
 def main(argv: list[str] | None = None) -> int:
-    "Command line: export the word list, or run."
+    "Command line: export the word list, run, or record a returned run here."
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.paper_run", description=__doc__)
     ap.add_argument("--lang", default="en"); ap.add_argument("--profile", default="paper")
     ap.add_argument("--export-words", help="write the profile's whole training list to this file and stop")
     ap.add_argument("--top-words", type=int, default=0, help="with --export-words: only the top N entries (0: all)")
     ap.add_argument("--record", help="a finished run's folder: its vocabulary, cut, into --ledger (then stop)")
-    ap.add_argument("--ledger", default="data/ledger/en-grid/ladder", help="with --record: the ladder's ledger")
+    ap.add_argument("--ledger", default=None, help="with --record: the ladder's ledger (default: "
+                    "data/ledger/<lang>-grid/ladder, or under $FACTORIZER_NB_LEDGER)")
+    ap.add_argument("--figures", default=None, help="with --record: the benchmark table's folder (default figures/gpu)")
+    ap.add_argument("--name", default=None, help="with --record: the benchmark table's name (paper_run_<profile>)")
     ap.add_argument("--words", help="the list export-words wrote"); ap.add_argument("--out", help="output folder")
     ap.add_argument("--budget", type=float, default=540, help="seconds for the whole command")
     ap.add_argument("--reserve", type=float, default=150, help="seconds kept for the vocabulary")
@@ -219,8 +315,12 @@ def main(argv: list[str] | None = None) -> int:
                                      top_n=a.top_words or None), a.export_words)
         return 0
     if a.record:
-        try: print(record_run(a.record, follow_up_words(a.lang), a.ledger))
+        try:
+            ledger = a.ledger or ledger_root() / f"{a.lang}-grid" / "ladder"
+            dest = record_run(a.record, follow_up_words(a.lang), ledger)
+            record_benchmark(returned_run(dest.resolve()), a.figures, a.name)
         except (OSError, ValueError) as e: raise SystemExit(f"paper_run: {e}") from None
+        print(dest)
         return 0
     if not (a.words and a.out): ap.error("give --words and --out (or --export-words, or --record)")
     try: words = read_words(a.words)
