@@ -204,6 +204,7 @@ def users(a):
     """Calls as users make them (issue #79): the pinned vocabularies of `--pinned`, every field a user reads, against HF
     reading the same field in the same run; the median of `--runs` runs."""
     from factorizer_nb.factorizer.pretrained import pretrained_languages
+    from tokenizers import Tokenizer
     for lang in a.pinned:
         if lang not in pretrained_languages(): raise SystemExit(f"no pinned vocabulary for {lang!r}")
         S = load_settings(lang)
@@ -228,9 +229,14 @@ def users(a):
                 rows.append((f"{name}: `encode(word).ids`, default cache, warm", lambda: each(reads(fz.encode, "ids"), words),
                              lambda: each(reads(hf.encode, "ids"), words)))
                 for f in FIELDS:
-                    rows.append((f"{name}: `encode(sentence).{f}`, no cache", lambda f=f: each(reads(nocache.encode, f), sents),
+                    rows.append((f"{name}: `encode(sentence).{f}`, default cache, warm", lambda f=f: each(reads(fz.encode, f), sents),
                                  lambda f=f: each(reads(hf.encode, f), sents)))
-                rows.append((f"{name}: `encode_batch(sentences)`, every row's `.ids`, {CORES} threads",
+                rows.append((f"{name}: `encode(sentence).ids`, no cache", lambda: each(reads(nocache.encode, "ids"), sents),
+                             lambda: each(reads(hf.encode, "ids"), sents)))
+                rows.append((f"{name}: `encode_batch(sentences)`, every row's `.ids`, {CORES} threads, default cache, warm",
+                             lambda: [e.ids for e in fz.encode_batch(sents, num_workers=CORES)],
+                             lambda: [e.ids for e in hf.encode_batch(sents)]))
+                rows.append((f"{name}: `encode_batch(sentences)`, every row's `.ids`, {CORES} threads, no cache",
                              lambda: [e.ids for e in nocache.encode_batch(sents, num_workers=CORES)],
                              lambda: [e.ids for e in hf.encode_batch(sents)]))
                 rows.append((f"{name}: `encode_ids_batch(sentences)` against HF `encode_batch`, every row's `.ids`, {CORES} threads",
@@ -249,6 +255,19 @@ def users(a):
                              lambda: each(reads(hf.encode, "ids"), words)))
                 for what, ours_fn, hf_fn in rows:
                     results.setdefault(what, []).append((len(words) / t(ours_fn), len(words) / t(hf_fn)))
+                # one cold pass each: a fresh tokenizer on each side (default caches), its first call timed with the rest
+                fresh_fz = lambda **kw: (lambda: Factorizer(fz.vocab, alpha_split=fz.alpha_split, **kw))
+                fresh_hf = lambda: Tokenizer.from_str(hf.to_str())
+                cold = [("`encode(word).ids`, no cache", fresh_fz(cache_chars=0), lambda k: each(reads(k.encode, "ids"), words)),
+                        ("`encode(word).ids`, default cache", fresh_fz(), lambda k: each(reads(k.encode, "ids"), words)),
+                        ("`encode(sentence).ids`, default cache", fresh_fz(), lambda k: each(reads(k.encode, "ids"), sents)),
+                        ("`encode(sentence).tokens`, default cache", fresh_fz(), lambda k: each(reads(k.encode, "tokens"), sents)),
+                        (f"`encode_batch(sentences)`, every row's `.ids`, {CORES} threads, default cache", fresh_fz(),
+                         lambda k: [e.ids for e in (k.encode_batch(sents, num_workers=CORES) if isinstance(k, Factorizer)
+                                                    else k.encode_batch(sents))])]
+                for what, make, fn in cold:
+                    results.setdefault(f"{name}: {what}, one cold pass (fresh tokenizers, first call included)", []).append(
+                        (len(words) / once(make, fn), len(words) / once(fresh_hf, fn)))
         print(f"\nCalls as users make them, {lang}: UD {S['ud_eval']} ({len(sents):,} sentences, {len(words):,} words); HF "
               f"byte-level BPE of {a.vocab_size:,} pieces on the top {a.top_words:,} {S['freq']} words reads the same field; "
               f"{platform.processor() or platform.machine()}, {CORES} cores; median of {a.runs} runs, each row the best of "

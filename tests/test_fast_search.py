@@ -90,6 +90,47 @@ def test_every_ewt_dev_word_splits_as_the_reference(sigma, specials):
 
 
 @needs_data
+@pytest.mark.parametrize("specials,workers,cache_chars", [(False, 2, 1 << 22), (True, 1, 1 << 22), (False, 2, 3000)])
+def test_every_ewt_dev_word_splits_as_the_reference_with_the_word_table(specials, workers, cache_chars):
+    "The same with the compiled word table on: a first pass that fills it, a second read from it, and a small table that fills up."
+    texts = _ewt_dev()
+    fast = Factorizer(_standin(), cache_chars=cache_chars)
+    slow = Factorizer(_standin(), cache_chars=0, compiled=False)
+    b = [fields(e) for e in slow.encode_batch(texts, add_special_tokens=specials)]
+    for _ in range(2):
+        assert [fields(e) for e in fast.encode_batch(texts, add_special_tokens=specials, num_workers=workers)] == b
+    assert [fields(fast.encode(t, add_special_tokens=specials)) for t in texts[:300]] == b[:300]
+    assert fast._text_encoder.table[0][0] > (100 if cache_chars > 3000 else 0)       # words in the table
+
+
+def test_word_table_is_keyed_by_alpha_and_starts_empty():
+    "A table filled under one alpha_split is not read under another; a pickled or copied tokenizer starts with an empty one."
+    import copy
+    v = Vocabulary([(BOW + "ab" + EOW, (0, 0, 1), -10.0), (BOW + "a", (0, 0, 2), -1.0), ("b" + EOW, (0, 0, 3), -1.0),
+                    (BOW, (0, 0, 4), -5.0), (EOW, (0, 0, 5), -5.0), ("a", (0, 0, 6), -5.0), ("b", (0, 0, 7), -5.0)])
+    texts = ["ab ab", "ab", "b a ab"]
+    tok = Factorizer(v, alpha_split=0.0)                                 # ⸥a | b⸤ (cost 2), not ⸥ab⸤ (10)
+    first = [fields(e) for e in tok.encode_batch(texts)]
+    assert tok._text_encoder.table[0][0] > 0
+    tok.alpha_split = 10.0                                               # ⸥ab⸤ (20), not ⸥a | b⸤ (22)
+    other = Factorizer(v, alpha_split=10.0, cache_chars=0)
+    assert [fields(e) for e in tok.encode_batch(texts)] == [fields(e) for e in other.encode_batch(texts)] != first
+    assert [fields(tok.encode(t)) for t in texts] == [fields(other.encode(t)) for t in texts]
+    for fresh in (copy.copy(tok), copy.deepcopy(tok), pickle.loads(pickle.dumps(tok))):
+        assert fresh._text_encoder_of().table[0][0] == 0
+
+
+def test_equal_costs_split_as_dijkstra():
+    "The forward pass breaks ties as the reference's heap does: of equal-cost predecessors, the smallest (cost, position)."
+    v = Vocabulary([(BOW, (0, 0, 1), -3.0), (BOW + "a", (0, 0, 2), -1.0), ("a", (0, 0, 3), -1.0), ("ab", (0, 0, 4), -1.0),
+                    ("b", (0, 0, 5), -3.0), (EOW, (0, 0, 6), -1.0)])
+    ref = reference(v, "ab", 0.0)
+    assert compiled(v, ["ab"], 0.0) == [ref]
+    assert [triplet_to_flat(0, 0, k) for k in (2, 5, 6)] == ref[1]     # ⸥a | b | ⸤, not ⸥ | ab | ⸤
+    assert Factorizer(v, alpha_split=0.0).encode("ab").tokens == [BOW + "a", "b", EOW]
+
+
+@needs_data
 def test_one_text_per_call_matches_the_reference():
     "`encode` text by text (the per-call kernel, and the word cache for single words) gives the reference search's encodings."
     texts = _ewt_dev()[:400]

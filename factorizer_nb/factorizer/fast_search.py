@@ -27,8 +27,8 @@ except ImportError:  # the tokenizer then uses the pure-Python search of `factor
 
 # %% auto #0
 __all__ = ['CHUNK_WORDS', 'PARALLEL_MIN_WORDS', 'WHITESPACE', 'BOW_CP', 'EOW_CP', 'ROW_FIELDS', 'SPECIAL_ENTRY', 'CHUNK_TEXTS',
-           'ROW_BLOCK', 'Splits', 'split_many', 'Rows', 'encode_rows', 'new_row_block', 'warm', 'TextEncoder',
-           'encode_text']
+           'ROW_BLOCK', 'TABLE_BYTES', 'trie_levels', 'Splits', 'split_many', 'Rows', 'encode_rows', 'new_row_block',
+           'warm', 'TextEncoder', 'encode_text']
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #d21389b1
 if not HAVE_NUMBA:                                   # the kernels below stay plain Python functions
@@ -63,8 +63,16 @@ def _child(first, label, child, u, b):
         else: hi = m
     return child[lo] if lo < first[u + 1] and label[lo] == b else -1
 
-@njit(cache=True, inline="always")
-def _before(c1, n1, c2, n2): return c1 < c2 or (c1 == c2 and n1 < n2)     # heapq's order on (cost, node)
+@njit(cache=True)
+def _dense_levels(first, label, child):
+    """The trie's first two levels as dense tables: the root's child along each byte (int32 [256]) and the node after
+    each two bytes (int32 [256 * 256]), -1 where there is none."""
+    root, two = np.full(256, -1, np.int32), np.full(256 * 256, -1, np.int32)
+    for e in range(first[0], first[1]):
+        u = child[e]
+        root[label[e]] = u
+        for f in range(first[u], first[u + 1]): two[(np.int64(label[e]) << 8) | label[f]] = child[f]
+    return root, two
 
 @njit(cache=True, inline="always")
 def _has_at(key, pos, mark):
@@ -74,94 +82,74 @@ def _has_at(key, pos, mark):
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #1945d12f
 @njit(cache=True, inline="always")
-def _split_one(first, label, child, entry, logp, key, alpha_split, sigma_sample, seed, inner, bow, eow, ends, ents,
-               dist, prev, pent, hc, hn):
-    """Best (or sampled) split of the marked word `key` into ends/ents; returns (piece count or -1 if none, heap arrays,
-    grown if needed)."""
+def _split_one(first, label, child, entry, logp, root, two, key, alpha_split, sigma_sample, seed, inner, bow, eow,
+               ends, ents, dist, prev, pent):
+    """Best (or sampled) split of the marked word `key` into ends/ents by a forward pass over its byte positions;
+    returns the piece count, or -1 if there is none."""
     n = len(key)
-    if n == 0: return 0, hc, hn
+    if n == 0: return 0
     dist[:n + 1], prev[:n + 1], pent[:n + 1] = np.inf, -1, -1  # scratch arrays of at least n + 1, reused across words
     for j in range(1, len(bow)): dist[j] = -np.inf                      # inside a mark: never improved, never reached
     for j in range(max(1, n - len(eow) + 1), n): dist[j] = -np.inf
-    cap = len(hc)                                                        # the heap: costs and nodes
-    hc[0], hn[0], size, dist[0] = 0.0, 0, 1, 0.0
-    while size > 0:
-        d, i = hc[0], hn[0]                                              # pop, then sift the last entry down
-        size -= 1
-        if size > 0:
-            c, v, k = hc[size], hn[size], 0
-            while 2 * k + 1 < size:
-                m = 2 * k + 1
-                if m + 1 < size and _before(hc[m + 1], hn[m + 1], hc[m], hn[m]): m += 1
-                if not _before(hc[m], hn[m], c, v): break
-                hc[k], hn[k] = hc[m], hn[m]; k = m
-            hc[k], hn[k] = c, v
-        if d > dist[i]: continue                                         # stale entry
-        if i == n: break
-        u, length = _child(first, label, child, 0, key[i]), 1
+    dist[0] = 0.0
+    for i in range(n):                              # every edge goes forward: dist[i] is final when i is reached
+        d = dist[i]
+        if d == np.inf or d == -np.inf: continue                         # not reached, or inside a mark
+        u, length = root[key[i]], 1
         while u >= 0:
             e, j = entry[u], i + length
             if e >= 0 and not (inner and ((i > 0 and length >= len(bow) and _has_at(key, i, bow))
                                          or (j < n and length >= len(eow) and _has_at(key, j - len(eow), eow)))):
                 cost = d + alpha_split - logp[e]
                 if sigma_sample != 0.0: cost += length * math.exp(sigma_sample * _edge_gauss(seed, i, j))
-                if cost < dist[j]:
-                    dist[j], prev[j], pent[j] = cost, i, e
-                    if size == cap:                                      # grow the heap
-                        cap *= 2
-                        hc2, hn2 = np.empty(cap, np.float64), np.empty(cap, np.int64)
-                        hc2[:size], hn2[:size] = hc[:size], hn[:size]
-                        hc, hn = hc2, hn2
-                    k = size; size += 1                                  # push, sift up
-                    while k > 0 and _before(cost, j, hc[(k - 1) >> 1], hn[(k - 1) >> 1]):
-                        hc[k], hn[k] = hc[(k - 1) >> 1], hn[(k - 1) >> 1]; k = (k - 1) >> 1
-                    hc[k], hn[k] = cost, j
+                dj = dist[j]
+                # Dijkstra's tie rule: of equal-cost predecessors, the one it settles first, the smallest (dist, i)
+                if cost < dj or (cost == dj and d < dist[prev[j]]): dist[j], prev[j], pent[j] = cost, i, e
             if j >= n: break
-            u, length = _child(first, label, child, u, key[j]), length + 1
-    if prev[n] < 0: return -1, hc, hn
+            if length == 1: u = two[(np.int64(key[i]) << 8) | key[j]]
+            else: u = _child(first, label, child, u, key[j])
+            length += 1
+    if prev[n] < 0: return -1
     count, j = 0, n
     while j > 0: count, j = count + 1, prev[j]
     j = n
     for k in range(count - 1, -1, -1): ends[k], ents[k], j = j, pent[j], prev[j]
-    return count, hc, hn
+    return count
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #0849268a
 CHUNK_WORDS = 256         # words per parallel task: each task allocates its scratch arrays once
 
 @njit(cache=True, nogil=True)
-def _split_range(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends,
-                 ents, counts, lo, hi):
+def _split_range(first, label, child, entry, logp, root, two, buf, offs, alpha_split, sigma_sample, seeds, inner, bow,
+                 eow, ends, ents, counts, lo, hi):
     """Split the words lo..hi of buf[offs[w]:offs[w+1]] with one set of scratch arrays; pieces of word w go to
     ends/ents[offs[w]:]."""
     longest = 0
     for w in range(lo, hi): longest = max(longest, offs[w + 1] - offs[w])
     dist, prev, pent = np.empty(longest + 1), np.empty(longest + 1, np.int64), np.empty(longest + 1, np.int64)
-    hc, hn = np.empty(8 * (longest + 1), np.float64), np.empty(8 * (longest + 1), np.int64)
     for w in range(lo, hi):
         a, b = offs[w], offs[w + 1]
-        counts[w], hc, hn = _split_one(first, label, child, entry, logp, buf[a:b], alpha_split, sigma_sample, seeds[w],
-                                       inner[w], bow, eow,
-                                       ends[a:b], ents[a:b], dist, prev, pent, hc, hn)
+        counts[w] = _split_one(first, label, child, entry, logp, root, two, buf[a:b], alpha_split, sigma_sample, seeds[w],
+                               inner[w], bow, eow, ends[a:b], ents[a:b], dist, prev, pent)
 
-def _split_many_py(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends,
-                   ents, counts):
+def _split_many_py(first, label, child, entry, logp, root, two, buf, offs, alpha_split, sigma_sample, seeds, inner, bow,
+                   eow, ends, ents, counts):
     """Split the words buf[offs[w]:offs[w+1]] in chunks of `CHUNK_WORDS`, one chunk per parallel task; word w's piece
     count goes to counts[w]."""
     n_words = len(offs) - 1
     for t in prange((n_words + CHUNK_WORDS - 1) // CHUNK_WORDS):
-        _split_range(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow,
-                     ends, ents, counts,
-                     t * CHUNK_WORDS, min(n_words, (t + 1) * CHUNK_WORDS))
+        _split_range(first, label, child, entry, logp, root, two, buf, offs, alpha_split, sigma_sample, seeds, inner,
+                     bow, eow, ends, ents, counts, t * CHUNK_WORDS, min(n_words, (t + 1) * CHUNK_WORDS))
 
 # numba's disk cache keys on a function's name, not on `parallel`: the serial entry is a function of its own name
 _split_many = njit(cache=True, nogil=True, parallel=True)(_split_many_py)
 
 @njit(cache=True, nogil=True)
-def _split_many_serial(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow,
-                       ends, ents, counts):
+def _split_many_serial(first, label, child, entry, logp, root, two, buf, offs, alpha_split, sigma_sample, seeds, inner,
+                       bow, eow, ends, ents, counts):
     "`_split_many` on the calling thread: no parallel launch (about 80 µs), for calls with few words."
-    _split_range(first, label, child, entry, logp, buf, offs, alpha_split, sigma_sample, seeds, inner, bow, eow, ends,
-                 ents, counts, 0, len(offs) - 1)
+    _split_range(first, label, child, entry, logp, root, two, buf, offs, alpha_split, sigma_sample, seeds, inner, bow,
+                 eow, ends, ents, counts, 0, len(offs) - 1)
 
 # numba's default threading layer (workqueue) does not take launches from two threads at once
 _KERNEL_LOCK = threading.Lock()
@@ -179,6 +167,16 @@ def _launch(parallel, serial, args: tuple, num_threads: int):
         numba.set_num_threads(max(1, min(num_threads, numba.config.NUMBA_NUM_THREADS)))
         try: return parallel(*args)
         finally: numba.set_num_threads(before)
+
+_LEVELS: dict = {}        # id(trie) -> (trie, root, two): `_dense_levels` of the last 8 tries
+
+def trie_levels(trie: Trie) -> tuple[np.ndarray, np.ndarray]:
+    "`_dense_levels` of `trie` (the root's children and the nodes two bytes down, as dense tables), made once a trie."
+    hit = _LEVELS.get(id(trie))
+    if hit is None or hit[0] is not trie:
+        if len(_LEVELS) >= 8: _LEVELS.pop(next(iter(_LEVELS)))
+        hit = _LEVELS[id(trie)] = (trie, *_dense_levels(trie.first, trie.label, trie.child))
+    return hit[1], hit[2]
 
 class Splits(NamedTuple):
     """Pieces of a batch of words: word w has counts[w] pieces (-1: no split), ending at ends[offs[w]:] with entries
@@ -199,9 +197,8 @@ def split_many(trie: Trie, words: list[bytes], alpha_split: float, sigma_sample:
     inner = np.zeros(len(words), np.bool_) if inner is None else np.asarray(inner, np.bool_)
     # zeros: unused slots index entry 0
     ends, ents, counts = np.zeros(len(buf), np.int64), np.zeros(len(buf), np.int64), np.empty(len(words), np.int64)
-    args = (trie.first, trie.label, trie.child, trie.entry, trie.logp, buf, offs, float(alpha_split),
-            float(sigma_sample), seeds, inner,
-            _BOW, _EOW, ends, ents, counts)
+    args = (trie.first, trie.label, trie.child, trie.entry, trie.logp, *trie_levels(trie), buf, offs, float(alpha_split),
+            float(sigma_sample), seeds, inner, _BOW, _EOW, ends, ents, counts)
     _launch(_split_many, _split_many_serial, args, num_threads if len(words) >= PARALLEL_MIN_WORDS else 1)
     return Splits(counts, offs, ends, ents)
 
@@ -261,30 +258,35 @@ def _put(out, scores, k, r, g, b, start, end, word, entry, score):
 @njit(cache=True)
 def _scratch(m):
     """The search's scratch arrays for marked words of up to m bytes: the marked word, the word's character at each
-    byte, the pieces' ends and entries, Dijkstra's distances, back pointers and entries, and its heap (costs, nodes)."""
+    byte, the pieces' ends and entries, and the forward pass's costs, back pointers and entries."""
     return (np.empty(m, np.uint8), np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64),
-            np.empty(m + 1), np.empty(m + 1, np.int64), np.empty(m + 1, np.int64),
-            np.empty(8 * (m + 1), np.float64), np.empty(8 * (m + 1), np.int64))
+            np.empty(m + 1), np.empty(m + 1, np.int64), np.empty(m + 1, np.int64))
 
 @njit(cache=True, nogil=True)
-def _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
-                  specials, bow, eow,
-                  whitespace, slot_offs, out, scores, row_len, redo, lo, hi):
+def _encode_range(first, label, child, entry, logp, flat, root, two, buf, text_offs, alpha_split, sigma_sample,
+                  text_seeds, specials, bow, eow, whitespace, slot_offs, out, scores, row_len, redo, lo, hi):
     """Token rows of texts lo..hi (UTF-8 in buf[text_offs[t]:text_offs[t + 1]]) from out[:, slot_offs[t]]: see
     `ROW_FIELDS`."""
     longest = 0
     for t in range(lo, hi): longest = max(longest, text_offs[t + 1] - text_offs[t])
-    _encode_texts(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
-                  specials, bow, eow, whitespace, slot_offs, out, scores, row_len, redo, lo, hi,
+    _encode_texts(first, label, child, entry, logp, flat, root, two, buf, text_offs, alpha_split, sigma_sample,
+                  text_seeds, specials, bow, eow, whitespace, slot_offs, out, scores, row_len, redo, lo, hi,
                   _scratch(longest + len(bow) + len(eow)))
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #8a44e451
+@njit(cache=True, inline="always")
+def _piece_span(a, b, nb, n_key, ne, cw, char_of):
+    "Characters (start, end) of the word's piece over marked-word bytes [a, b): its first character to one past its last."
+    s = 0 if a < nb else cw if a >= n_key - ne else char_of[a]          # the character holding byte a
+    e = 0 if b <= nb else cw if b >= n_key - ne else char_of[b - 1] + 1   # one past the character holding byte b - 1
+    return s, max(s, e)
+
 # inlined: a call passes each array and counts its references
 @njit(cache=True, nogil=True, inline="always")
-def _encode_texts(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
-                  specials, bow, eow, whitespace, slot_offs, out, scores, row_len, redo, lo, hi, scratch):
-    "`_encode_range` with its `_scratch` arrays given; returns the heap's arrays, grown if the search grew them."
-    key, char_of, ends, ents, dist, prev, pent, hc, hn = scratch
+def _encode_texts(first, label, child, entry, logp, flat, root, two, buf, text_offs, alpha_split, sigma_sample,
+                  text_seeds, specials, bow, eow, whitespace, slot_offs, out, scores, row_len, redo, lo, hi, scratch):
+    "`_encode_range` with its `_scratch` arrays given."
+    key, char_of, ends, ents, dist, prev, pent = scratch
     nb, ne = len(bow), len(eow)
     key[:nb] = bow
     for t in range(lo, hi):
@@ -308,49 +310,199 @@ def _encode_texts(first, label, child, entry, logp, flat, buf, text_offs, alpha_
             n_key, seed = q + ne, _U64(0)
             # draw64(text seed, word index)
             if sigma_sample != 0.0: seed = _mix64(_U64(text_seeds[t]) + _U64(GOLDEN64) * _U64(w + 1))
-            count, hc, hn = _split_one(first, label, child, entry, logp, key[:n_key], alpha_split, sigma_sample, seed,
-                                       inner, bow, eow,
-                                       ends, ents, dist, prev, pent, hc, hn)
+            count = _split_one(first, label, child, entry, logp, root, two, key[:n_key], alpha_split, sigma_sample,
+                               seed, inner, bow, eow, ends, ents, dist, prev, pent)
             if count < 0: redo[t] = True; break
             a = 0
             for r in range(count):
                 b, e_ = ends[r], ents[r]
-                s = 0 if a < nb else cw if a >= n_key - ne else char_of[a]          # the character holding byte a
-                # one past the character holding byte b - 1
-                e = 0 if b <= nb else cw if b >= n_key - ne else char_of[b - 1] + 1
+                s, e = _piece_span(a, b, nb, n_key, ne, cw, char_of)
                 f = flat[e_]
-                _put(out, scores, k, f >> 16, (f >> 8) & 0xFF, f & 0xFF, cs + s, cs + max(s, e), w, e_, logp[e_])
+                _put(out, scores, k, f >> 16, (f >> 8) & 0xFF, f & 0xFF, cs + s, cs + e, w, e_, logp[e_])
                 k, a = k + 1, b
             w += 1
         if specials and not redo[t]:
             _put(out, scores, k, CODEBOOK_SIZE + 2, CODEBOOK_SIZE + 2, CODEBOOK_SIZE + 2, c, c, -1, SPECIAL_ENTRY - 1,
                  0.0); k += 1
         row_len[t] = 0 if redo[t] else k - slot_offs[t]
-    return hc, hn
 
 CHUNK_TEXTS = 64          # texts per parallel task
 
+@njit(cache=True)
+def _new_word_table(max_bytes):
+    """An empty word table for words of up to `max_bytes` bytes in all (0: none): meta (words, key bytes, pieces,
+    alpha_split's bits), open-addressing slots (hash, word), each word's bytes, first piece and piece count, and the
+    pieces' (start, end, entry)."""
+    words = max_bytes // 2
+    slots = 2
+    while slots < 2 * words: slots *= 2
+    pieces = max_bytes + (len(BOW_BYTES) + len(EOW_BYTES)) * words
+    meta = np.zeros(4, np.int64)
+    return (meta, np.zeros(slots if words else 0, np.uint64), np.full(slots if words else 0, -1, np.int32),
+            np.zeros(words + 1, np.int64), np.empty(max_bytes, np.uint8), np.empty(words, np.int64),
+            np.empty(words, np.int32), np.empty((3, pieces), np.int32))
+
+@njit(cache=True, inline="always")
+def _table_room(meta, w_hash, w_keys, w_koff, w_count, w_pieces, alpha_split, n_bytes, n_pieces):
+    """Whether the table can take the words of a text of n_bytes bytes and n_pieces rows: emptied when it was
+    filled under another alpha_split, or when it has no room left for them (False if it never would)."""
+    words, n_slots = len(w_count), len(w_hash)
+    if n_bytes > len(w_keys) or (n_bytes + 1) // 2 > words or n_pieces > w_pieces.shape[1]: return False
+    bits = np.int64(np.array([alpha_split]).view(np.int64)[0])
+    if meta[0] > 0 and (meta[3] != bits or meta[1] + n_bytes > len(w_keys) or meta[0] + (n_bytes + 1) // 2 > words
+                        or meta[2] + n_pieces > w_pieces.shape[1]):
+        meta[0], meta[1], meta[2] = 0, 0, 0
+        for k in range(n_slots): w_hash[k] = 0
+    meta[3] = bits
+    return True
+
+@njit(cache=True, inline="always")
+def _table_scan(buf, text_offs, whitespace, redo, lo, hi, nb, ne, meta, w_hash, w_slot, w_koff, w_keys, w_first,
+                w_count, occ_word, occ_char, text_occ, text_chars, pending):
+    """Cut texts lo..hi into words, find each in the table (adding those it lacks, with count -2, to `pending`); word
+    occurrence o of text t (text_occ[t - lo] <= o < text_occ[t - lo + 1]) is table word occ_word[o] at character
+    occ_char[o]. Returns how many words are pending."""
+    mask, k, todo = len(w_hash) - 1, 0, 0
+    n_words, n_keys, n_pieces = meta[0], meta[1], meta[2]
+    text_occ[0] = 0
+    for t in range(lo, hi):
+        p, stop, c = text_offs[t], text_offs[t + 1], 0
+        while p < stop and not redo[t]:
+            cp, n = _code_point(buf, p)
+            if _is_space(cp, whitespace): p += n; c += 1; continue
+            a, cs, h = p, c, _U64(0xCBF29CE484222325)                       # FNV-1a over the word's bytes
+            while p < stop:
+                cp, n = _code_point(buf, p)
+                if _is_space(cp, whitespace): break
+                if 0xD800 <= cp <= 0xDFFF: redo[t] = True
+                for r in range(n): h = (h ^ _U64(buf[p + r])) * _U64(0x100000001B3)
+                p, c = p + n, c + 1
+            if redo[t]: break
+            h, length = h | _U64(1), p - a                                  # 0 marks an empty slot
+            slot = np.int64(h & _U64(mask))
+            while True:
+                if w_hash[slot] == 0:                                       # a new word: its bytes, pieces to come
+                    u = n_words
+                    w_hash[slot], w_slot[slot], n_words = h, u, n_words + 1
+                    for r in range(length): w_keys[n_keys + r] = buf[a + r]
+                    n_keys += length
+                    w_koff[u + 1], w_first[u], w_count[u] = n_keys, n_pieces, -2
+                    n_pieces += length + nb + ne
+                    pending[todo], todo = u, todo + 1
+                    break
+                u = w_slot[slot]
+                if w_hash[slot] == h and w_koff[u + 1] - w_koff[u] == length:
+                    b0, same = w_koff[u], True
+                    for r in range(length):
+                        if w_keys[b0 + r] != buf[a + r]: same = False; break
+                    if same: break
+                slot = (slot + 1) & mask
+            occ_word[k], occ_char[k], k = u, cs, k + 1
+        text_occ[t - lo + 1], text_chars[t - lo] = k, c
+    meta[0], meta[1], meta[2] = n_words, n_keys, n_pieces
+    return todo
+
+@njit(cache=True, inline="always")
+def _table_split(first, label, child, entry, logp, root, two, alpha_split, bow, eow, w_koff, w_keys, w_first, w_count,
+                 w_pieces, pending, lo, hi, scratch):
+    "Split the pending words pending[lo:hi] into their places in the table (count -1: no split)."
+    key, char_of, ends, ents, dist, prev, pent = scratch
+    nb, ne = len(bow), len(eow)
+    key[:nb] = bow
+    for q in range(lo, hi):
+        u = pending[q]
+        p, stop, m, cw, inner = w_koff[u], w_koff[u + 1], nb, 0, False
+        while p < stop:
+            cp, n = _code_point(w_keys, p)
+            inner = inner or cp == BOW_CP or cp == EOW_CP
+            for r in range(n): key[m + r], char_of[m + r] = w_keys[p + r], cw
+            m, p, cw = m + n, p + n, cw + 1
+        key[m:m + ne] = eow
+        n_key = m + ne
+        count = _split_one(first, label, child, entry, logp, root, two, key[:n_key], alpha_split, 0.0, _U64(0), inner,
+                           bow, eow, ends, ents, dist, prev, pent)
+        a, base = 0, w_first[u]
+        for r in range(max(count, 0)):
+            s, e = _piece_span(a, ends[r], nb, n_key, ne, cw, char_of)
+            w_pieces[0, base + r], w_pieces[1, base + r], w_pieces[2, base + r] = s, e, ents[r]
+            a = ends[r]
+        w_count[u] = count
+
+@njit(cache=True, inline="always")
+def _table_rows(flat, logp, specials, slot_offs, out, scores, row_len, redo, w_first, w_count, w_pieces, occ_word,
+                occ_char, text_occ, text_chars, lo, hi, base):
+    """Token rows of texts lo..hi from the table's pieces, each word's offsets moved to its place in its text
+    (text t's occurrences are at text_occ[t - base])."""
+    for t in range(lo, hi):
+        k, w = slot_offs[t], 0
+        if specials:
+            _put(out, scores, k, CODEBOOK_SIZE + 1, CODEBOOK_SIZE + 1, CODEBOOK_SIZE + 1, 0, 0, -1, SPECIAL_ENTRY,
+                 0.0); k += 1
+        if not redo[t]:
+            for o in range(text_occ[t - base], text_occ[t - base + 1]):
+                u, cs = occ_word[o], occ_char[o]
+                count, at = w_count[u], w_first[u]
+                if count < 0: redo[t] = True; break
+                for r in range(at, at + count):
+                    e_ = w_pieces[2, r]
+                    f = flat[e_]
+                    _put(out, scores, k, f >> 16, (f >> 8) & 0xFF, f & 0xFF, cs + w_pieces[0, r], cs + w_pieces[1, r],
+                         w, e_, logp[e_])
+                    k += 1
+                w += 1
+        if specials and not redo[t]:
+            c = text_chars[t - base]
+            _put(out, scores, k, CODEBOOK_SIZE + 2, CODEBOOK_SIZE + 2, CODEBOOK_SIZE + 2, c, c, -1, SPECIAL_ENTRY - 1,
+                 0.0); k += 1
+        row_len[t] = 0 if redo[t] else k - slot_offs[t]
+
 # %% ../../nbs/factorizer/08_fast_search.ipynb #ca87954d
-def _encode_rows_py(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
-                    specials, bow, eow,
-                    whitespace, slot_offs, out, scores, row_len, redo):
+def _encode_rows_py(first, label, child, entry, logp, flat, root, two, buf, text_offs, alpha_split, sigma_sample,
+                    text_seeds, specials, bow, eow, whitespace, slot_offs, out, scores, row_len, redo):
     "`_encode_range` over every text, in chunks of `CHUNK_TEXTS`, one chunk per parallel task."
     n = len(text_offs) - 1
     for t in prange((n + CHUNK_TEXTS - 1) // CHUNK_TEXTS):
-        _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
-                      specials, bow, eow,
-                      whitespace, slot_offs, out, scores, row_len, redo, t * CHUNK_TEXTS, min(n, (t + 1) * CHUNK_TEXTS))
+        _encode_range(first, label, child, entry, logp, flat, root, two, buf, text_offs, alpha_split, sigma_sample,
+                      text_seeds, specials, bow, eow, whitespace, slot_offs, out, scores, row_len, redo,
+                      t * CHUNK_TEXTS, min(n, (t + 1) * CHUNK_TEXTS))
 
 _encode_rows = njit(cache=True, nogil=True, parallel=True)(_encode_rows_py)
 
 @njit(cache=True, nogil=True)
-def _encode_rows_serial(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
-                        specials, bow, eow,
-                        whitespace, slot_offs, out, scores, row_len, redo):
+def _encode_rows_serial(first, label, child, entry, logp, flat, root, two, buf, text_offs, alpha_split, sigma_sample,
+                        text_seeds, specials, bow, eow, whitespace, slot_offs, out, scores, row_len, redo):
     "`_encode_rows` on the calling thread."
-    _encode_range(first, label, child, entry, logp, flat, buf, text_offs, alpha_split, sigma_sample, text_seeds,
-                  specials, bow, eow,
-                  whitespace, slot_offs, out, scores, row_len, redo, 0, len(text_offs) - 1)
+    _encode_range(first, label, child, entry, logp, flat, root, two, buf, text_offs, alpha_split, sigma_sample,
+                  text_seeds, specials, bow, eow, whitespace, slot_offs, out, scores, row_len, redo, 0,
+                  len(text_offs) - 1)
+
+def _table_rows_py(first, label, child, entry, logp, flat, root, two, table, buf, text_offs, alpha_split, specials,
+                   bow, eow, whitespace, slot_offs, out, scores, row_len, redo):
+    """`_encode_rows` through a word table: each distinct word it lacks split once (in parallel), then every text's
+    rows written from the table (in parallel). False, with nothing written, where the table cannot hold the texts'
+    words."""
+    meta, w_hash, w_slot, w_koff, w_keys, w_first, w_count, w_pieces = table
+    n = len(text_offs) - 1
+    if not _table_room(meta, w_hash, w_keys, w_koff, w_count, w_pieces, alpha_split, text_offs[n] - text_offs[0],
+                       slot_offs[n] - slot_offs[0]): return False
+    bound = (text_offs[n] - text_offs[0] + 1) // 2 + 1
+    occ_word, occ_char, pending = np.empty(bound, np.int64), np.empty(bound, np.int64), np.empty(bound, np.int64)
+    text_occ, text_chars = np.empty(n + 1, np.int64), np.empty(n, np.int64)
+    todo = _table_scan(buf, text_offs, whitespace, redo, 0, n, len(bow), len(eow), meta, w_hash, w_slot, w_koff,
+                       w_keys, w_first, w_count, occ_word, occ_char, text_occ, text_chars, pending)
+    for c in prange((todo + CHUNK_WORDS - 1) // CHUNK_WORDS):          # distinct words, each in one task: no race
+        lo, hi, longest = c * CHUNK_WORDS, min(todo, (c + 1) * CHUNK_WORDS), 0
+        for q in range(lo, hi): longest = max(longest, w_koff[pending[q] + 1] - w_koff[pending[q]])
+        _table_split(first, label, child, entry, logp, root, two, alpha_split, bow, eow, w_koff, w_keys, w_first,
+                     w_count, w_pieces, pending, lo, hi, _scratch(longest + len(bow) + len(eow)))
+    for c in prange((n + CHUNK_TEXTS - 1) // CHUNK_TEXTS):             # the table is only read from here on
+        _table_rows(flat, logp, specials, slot_offs, out, scores, row_len, redo, w_first, w_count, w_pieces, occ_word,
+                    occ_char, text_occ, text_chars, c * CHUNK_TEXTS, min(n, (c + 1) * CHUNK_TEXTS), 0)
+    return True
+
+# both keep the GIL: one call at a time reads and fills a table
+_table_rows_parallel = njit(cache=True, parallel=True)(_table_rows_py)
+_table_rows_serial = njit(cache=True)(_table_rows_py)
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #84ededce
 class Rows(NamedTuple):
@@ -362,9 +514,9 @@ class Rows(NamedTuple):
     redo: np.ndarray         # bool [texts]
 
 def encode_rows(trie: Trie, texts: list[str], alpha_split: float, sigma_sample: float = 0.0, text_seeds=None,
-                specials: bool = False,
-                num_threads: int = 1) -> Rows:
-    "Token rows of whole `texts` (whitespace words, each marked and split) from one compiled call; see `Rows`."
+                specials: bool = False, num_threads: int = 1, table: tuple | None = None) -> Rows:
+    """Token rows of whole `texts` (whitespace words, each marked and split) from one compiled call; see `Rows`. A word
+    table (`TextEncoder.table`) serves the best splits (`sigma_sample` 0): each distinct word split once, and kept."""
     if sigma_sample and text_seeds is None: raise ValueError("sampling (sigma_sample > 0) needs a seed per text")
     raw = [t.encode("utf-8", "surrogatepass") for t in texts]
     text_offs = np.zeros(len(raw) + 1, np.int64); np.cumsum([len(r) for r in raw], out=text_offs[1:])
@@ -372,11 +524,19 @@ def encode_rows(trie: Trie, texts: list[str], alpha_split: float, sigma_sample: 
     slot_offs = _row_bounds(buf, text_offs, specials, WHITESPACE)
     out, scores = np.empty((len(ROW_FIELDS), slot_offs[-1]), np.int32), np.empty(slot_offs[-1], np.float64)
     row_len, redo = np.zeros(len(raw), np.int64), np.zeros(len(raw), np.bool_)
-    seeds = np.zeros(len(raw), np.uint64) if text_seeds is None else np.asarray(text_seeds, np.uint64)
-    args = (trie.first, trie.label, trie.child, trie.entry, trie.logp, trie.flat, buf, text_offs, float(alpha_split),
-            float(sigma_sample), seeds,
-            bool(specials), _BOW, _EOW, WHITESPACE, slot_offs, out, scores, row_len, redo)
-    _launch(_encode_rows, _encode_rows_serial, args, num_threads if len(raw) >= 2 * CHUNK_TEXTS else 1)
+    levels = trie_levels(trie)
+    threads = num_threads if len(raw) >= 2 * CHUNK_TEXTS else 1
+    done = False
+    if table is not None and not sigma_sample and len(table[1]):
+        args = (trie.first, trie.label, trie.child, trie.entry, trie.logp, trie.flat, *levels, table, buf, text_offs,
+                float(alpha_split), bool(specials), _BOW, _EOW, WHITESPACE, slot_offs, out, scores, row_len, redo)
+        done = _launch(_table_rows_parallel, _table_rows_serial, args, threads)
+    if not done:
+        seeds = np.zeros(len(raw), np.uint64) if text_seeds is None else np.asarray(text_seeds, np.uint64)
+        args = (trie.first, trie.label, trie.child, trie.entry, trie.logp, trie.flat, *levels, buf, text_offs,
+                float(alpha_split), float(sigma_sample), seeds, bool(specials), _BOW, _EOW, WHITESPACE, slot_offs, out,
+                scores, row_len, redo)
+        _launch(_encode_rows, _encode_rows_serial, args, threads)
     row_splits = np.zeros(len(raw) + 1, np.int64); np.cumsum(row_len, out=row_splits[1:])
     if row_splits[-1] != slot_offs[-1]:                                  # close the gaps between texts' slots
         keep = np.arange(row_splits[-1]) + np.repeat(slot_offs[:-1] - row_splits[:-1], row_len)
@@ -392,47 +552,68 @@ if HAVE_NUMBA:
         def preprocess_fields(self, fields): return tuple((n, numba.types.unliteral(t)) for n, t in fields)
 
     class TextState(structref.StructRefProxy):
-        "A trie's arrays and the scratch arrays of the one-text kernel, as one numba object (see `TextEncoder`)."
+        "A trie's arrays, the scratch arrays of the one-text kernel and its word table, as one numba object."
 
     structref.define_boxing(_TextStateType, TextState)
-    _array = lambda dtype: numba.types.Array(numba.from_dtype(np.dtype(dtype)), 1, "C")
+    _array = lambda dtype, dims=1: numba.types.Array(numba.from_dtype(np.dtype(dtype)), dims, "C")
     _TRIE_FIELDS = ("first", "label", "child", "entry", "logp", "flat")
     _SCRATCH = dict(key=np.uint8, char_of=np.int64, ends=np.int64, ents=np.int64, dist=np.float64, prev=np.int64,
-                    pent=np.int64, hc=np.float64, hn=np.int64)                  # the order of `_scratch`
+                    pent=np.int64)                                          # the order of `_scratch`
+    _TABLE = dict(meta=np.int64, w_hash=np.uint64, w_slot=np.int32, w_koff=np.int64, w_keys=np.uint8,
+                  w_first=np.int64, w_count=np.int32)                      # the order of `_new_word_table`
     _TEXT_STATE = _TextStateType([(f, _array(TRIE_DTYPES[f])) for f in _TRIE_FIELDS]
+                                 + [("root", _array(np.int32)), ("two", _array(np.int32))]
                                  + [(f, _array(d)) for f, d in _SCRATCH.items()]
+                                 + [(f, _array(d)) for f, d in _TABLE.items()] + [("w_pieces", _array(np.int32, 2))]
                                  + [("scores", _array(np.float64)), ("offs", _array(np.int64)),
                                     ("row_len", _array(np.int64)), ("redo", _array(np.bool_)),
-                                    ("seeds", _array(np.uint64))])
+                                    ("seeds", _array(np.uint64)), ("occ", _array(np.int64))])
 
 @njit(cache=True)
-def _new_text_state(first, label, child, entry, logp, flat):
-    "A `TextState` over the trie's arrays, with scratch for short words."
+def _new_text_state(first, label, child, entry, logp, flat, root, two, table):
+    "A `TextState` over the trie's arrays and a word table, with scratch for short words."
     s = structref.new(_TEXT_STATE)
-    s.first, s.label, s.child, s.entry, s.logp, s.flat = first, label, child, entry, logp, flat
-    s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent, s.hc, s.hn = _scratch(32)
+    s.first, s.label, s.child, s.entry, s.logp, s.flat, s.root, s.two = first, label, child, entry, logp, flat, root, two
+    s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent = _scratch(32)
+    s.meta, s.w_hash, s.w_slot, s.w_koff, s.w_keys, s.w_first, s.w_count, s.w_pieces = table
     s.scores, s.offs, s.row_len = np.empty(0, np.float64), np.zeros(4, np.int64), np.zeros(1, np.int64)
-    s.redo, s.seeds = np.zeros(1, np.bool_), np.zeros(1, np.uint64)
+    s.redo, s.seeds, s.occ = np.zeros(1, np.bool_), np.zeros(1, np.uint64), np.zeros(3 * 16 + 4, np.int64)
     return s
 
 @njit(cache=True)                      # keeps the GIL: a state's scratch and a block's count serve one call at a time
 def _encode_into(s, text, alpha_split, sigma_sample, seed, specials, block):
     """Write the rows of the one UTF-8 `text` (`bytes`) into `block` (int32 [7, columns]) after the block[0, 0] columns
     it has used: (first column, rows); (-1, 0) when `redo` would flag the text; (-2, columns needed) when the block has
-    no room (nothing written)."""
+    no room (nothing written). Best splits go through the state's word table, where it has room."""
     n, start = len(text), np.int64(block[0, 0])
     bound = (1 + len(_BOW) + len(_EOW)) * n + 2 * specials           # `_row_bound` if every byte began a word
     if start + bound > block.shape[1]: return -2, bound + 1
     m = n + len(_BOW) + len(_EOW)
-    if m > len(s.key): s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent, s.hc, s.hn = _scratch(2 * m)
+    if m > len(s.key): s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent = _scratch(2 * m)
     if len(s.scores) < block.shape[1]: s.scores = np.empty(block.shape[1], np.float64)
     offs, row_len, redo, seeds = s.offs, s.row_len, s.redo, s.seeds   # each field read once: a read counts a reference
     offs[0], offs[1], offs[2], offs[3] = 0, n, start, start + bound   # text_offs, then slot_offs
     row_len[0], redo[0], seeds[0] = 0, False, seed
-    s.hc, s.hn = _encode_texts(s.first, s.label, s.child, s.entry, s.logp, s.flat, text, offs[:2], alpha_split,
-                               sigma_sample, seeds, specials, _BOW, _EOW, WHITESPACE, offs[2:], block, s.scores,
-                               row_len, redo, 0, 1,
-                               (s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent, s.hc, s.hn))
+    meta, w_hash, w_keys, w_koff, w_count, w_pieces = s.meta, s.w_hash, s.w_keys, s.w_koff, s.w_count, s.w_pieces
+    if sigma_sample == 0.0 and len(w_hash) and _table_room(meta, w_hash, w_keys, w_koff, w_count, w_pieces,
+                                                            alpha_split, n, bound):
+        half = (n + 1) // 2 + 1
+        if 3 * half + 4 > len(s.occ): s.occ = np.empty(2 * (3 * half + 4), np.int64)
+        occ = s.occ               # occurrences' words and characters, pending words, text_occ and text_chars
+        w_first = s.w_first
+        todo = _table_scan(text, offs[:2], WHITESPACE, redo, 0, 1, len(_BOW), len(_EOW), meta, w_hash, s.w_slot,
+                           w_koff, w_keys, w_first, w_count, occ[:half], occ[half:2 * half], occ[3 * half:3 * half + 2],
+                           occ[3 * half + 2:3 * half + 3], occ[2 * half:3 * half])
+        if todo:
+            _table_split(s.first, s.label, s.child, s.entry, s.logp, s.root, s.two, alpha_split, _BOW, _EOW, w_koff,
+                         w_keys, w_first, w_count, w_pieces, occ[2 * half:3 * half], 0, todo,
+                         (s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent))
+        _table_rows(s.flat, s.logp, specials, offs[2:], block, s.scores, row_len, redo, w_first, w_count, w_pieces,
+                    occ[:half], occ[half:2 * half], occ[3 * half:3 * half + 2], occ[3 * half + 2:3 * half + 3], 0, 1, 0)
+    else:
+        _encode_texts(s.first, s.label, s.child, s.entry, s.logp, s.flat, s.root, s.two, text, offs[:2], alpha_split,
+                      sigma_sample, seeds, specials, _BOW, _EOW, WHITESPACE, offs[2:], block, s.scores, row_len, redo,
+                      0, 1, (s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent))
     if redo[0]: return -1, 0
     block[0, 0] = start + row_len[0]
     return start, row_len[0]
@@ -461,12 +642,16 @@ def warm() -> None:
     "Load numba's one-text kernel now (and its runtime, about 0.5 s a process), not at the first call."
     if HAVE_NUMBA: _one_text_kernel()
 
+TABLE_BYTES = 1 << 17     # most bytes of words a word table holds (fewer where `cache_chars` is smaller)
+
 class TextEncoder:
-    "One-text calls of the compiled search on one trie: its `TextState`, the current row block, the kernel."
-    def __init__(self, trie: Trie):
+    """One-text calls of the compiled search on one trie: its `TextState`, the current row block, the kernel, and a word
+    table of up to `table_bytes` bytes of words (0: none) that the best splits of its calls and `encode_rows` share."""
+    def __init__(self, trie: Trie, table_bytes: int = 0):
         if not HAVE_NUMBA: raise RuntimeError("TextEncoder needs numba; without it, use encode_rows")
         self.trie, self.block, self.kernel = trie, new_row_block(), _one_text_kernel()
-        self.state = _new_text_state(*(getattr(trie, f) for f in _TRIE_FIELDS))
+        self.table = _new_word_table(max(0, int(table_bytes)))
+        self.state = _new_text_state(*(getattr(trie, f) for f in _TRIE_FIELDS), *trie_levels(trie), self.table)
 
     def __call__(self, text: str, alpha_split: float, sigma_sample: float = 0.0, seed: int = 0,
                  specials: bool = False) -> tuple[np.ndarray, int, int] | None:

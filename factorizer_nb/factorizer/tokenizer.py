@@ -83,7 +83,7 @@ class Factorizer(Tokenizer):
         # False: the pure-Python reference search
         self.compiled = fast_search.HAVE_NUMBA if compiled is None else bool(compiled)
         # ready now, so that the first encode is as fast as the next: the search arrays, the one-text kernel and state
-        if self.compiled: self._text_encoder = fast_search.TextEncoder(self.vocab.trie)
+        if self.compiled: self._text_encoder_of()
 
     @property
     def samples(self) -> bool: return self.sigma_sample > 0
@@ -229,7 +229,7 @@ def _row_encodings(self: Factorizer, texts: list[str], add_special_tokens: bool,
     """`Encodings` of `texts` from `fast_search.encode_rows`; the texts it leaves out through the Python path with the
     same seeds."""
     rows = fast_search.encode_rows(self.vocab.trie, texts, self.alpha_split, self.sigma_sample, text_seeds,
-                                   add_special_tokens, num_workers)
+                                   add_special_tokens, num_workers, self._text_encoder_of().table)
     enc = self._kernel_encodings(rows.out, rows.scores, rows.row_splits)
     redo = rows.redo | (np.array([_SPECIAL_RE.search(t) is not None for t in texts],
                                  bool) if add_special_tokens else False)
@@ -238,6 +238,16 @@ def _row_encodings(self: Factorizer, texts: list[str], add_special_tokens: bool,
     fixed = self._encode_texts([texts[i] for i in idx], add_special_tokens, 1,
                                None if text_seeds is None else [text_seeds[i] for i in idx])
     return enc.replace_rows(idx, fixed)
+
+@patch
+def _text_encoder_of(self: Factorizer) -> fast_search.TextEncoder:
+    """This tokenizer's one-text kernel, its state and its word table of up to `cache_chars` bytes (made on first use,
+    so a pickled or copied tokenizer starts with an empty one)."""
+    one = self.__dict__.get("_text_encoder")
+    if one is None:
+        one = self._text_encoder = fast_search.TextEncoder(self.vocab.trie, min(self.cache_chars,
+                                                                                fast_search.TABLE_BYTES))
+    return one
 
 @patch
 def _encode_chunk(self: Factorizer, texts: list[str], add_special_tokens: bool, num_workers: int) -> Encodings:
@@ -296,8 +306,7 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
             cache.entries.move_to_end(text)
             return LazyEncoding._of(hit.field, hit.n)
     seed = self.rng.getrandbits(64) if samples else 0
-    one = d.get("_text_encoder")
-    if one is None: one = self._text_encoder = fast_search.TextEncoder(self.vocab.trie)
+    one = d.get("_text_encoder") or self._text_encoder_of()
     block = one.block                                    # `TextEncoder.__call__` inlined: a Python call less
     start, n = one.kernel(one.state, text.encode("utf-8", "surrogatepass"), d["alpha_split"], d["sigma_sample"], seed,
                           add_special_tokens, block)
