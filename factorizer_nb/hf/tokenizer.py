@@ -15,14 +15,16 @@ from fastcore.basics import patch
 from transformers import AutoTokenizer, BatchEncoding, PreTrainedConfig, PreTrainedTokenizerBase
 from transformers.tokenization_python import AddedToken
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
-from transformers.utils import to_py_obj
+from transformers.utils import logging, to_py_obj
 from ..core.protocol import SPECIAL_TOKENS, NUM_SPECIAL
 from ..factorizer.tokenizer import Factorizer, PAD_ID, SPECIAL_IDS, UNK, UNK_ID
 from ..factorizer.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS
 from ..factorizer.pretrained import pretrained_citation
 
+logger = logging.get_logger("transformers.tokenization_utils_base")   # where transformers' tokenizers warn
+
 # %% auto #0
-__all__ = ['VOCAB_FILE', 'FIRST_ADDED', 'TokenView', 'FactorizerTokenizer', 'FactorizerConfig']
+__all__ = ['logger', 'VOCAB_FILE', 'FIRST_ADDED', 'TokenView', 'FactorizerTokenizer', 'FactorizerConfig']
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #780ff50f
 VOCAB_FILE = "vocab.dawg"     # the vocabulary beside tokenizer_config.json (`Vocabulary.save`'s format)
@@ -93,7 +95,7 @@ class FactorizerTokenizer(PreTrainedTokenizerBase):
 
     def __init__(self, vocab_file: str | None = None, alpha_split: float = 0.1, sigma_sample: float = 0.0,
                  seed: int | None = None, unk: str = "word", factorizer: Factorizer | dict | None = None,
-                 pretrained_vocabulary: dict | None = None, **kwargs):
+                 pretrained_vocabulary: dict | None = None, chat_template: str | dict | None = None, **kwargs):
         if not isinstance(factorizer, Factorizer):      # a dict: the other settings `save_pretrained` stored
             if vocab_file is None or not Path(vocab_file).is_file():
                 raise FileNotFoundError(f"no FACTORIZER vocabulary file at {vocab_file}")
@@ -110,7 +112,7 @@ class FactorizerTokenizer(PreTrainedTokenizerBase):
         self._added, self._added_index = {}, {}
         super().__init__(alpha_split=c["alpha_split"], sigma_sample=c["sigma_sample"], seed=c["seed"], unk=c["unk"],
                          factorizer={k: v for k, v in c.items() if k not in _SETTINGS}, pretrained_vocabulary=cite,
-                         **kwargs)
+                         chat_template=chat_template, **kwargs)
         self.factorizer, self.pretrained_vocabulary = factorizer, cite
         for k, t in sorted((int(k), t) for k, t in decoder.items()): self._register(k, t)
         self._adopt_special_tokens()
@@ -543,11 +545,12 @@ _CALL_DEFAULTS = dict(add_special_tokens=True, padding=False, truncation=None, m
 def __call__(self: FactorizerTokenizer, text=None, text_pair=None, text_target=None, text_pair_target=None,
              tokenizer_kwargs: dict | None = None, **kwargs) -> BatchEncoding:
     """Triplet ids [batch, length, 3] of one text or a batch (or pairs), cut, padded and masked as asked; with
-    `text_target`, its ids as `labels`. Takes every keyword of `PreTrainedTokenizerBase.__call__`."""
+    `text_target`, its ids as `labels`. Takes every keyword of `PreTrainedTokenizerBase.__call__` (others are ignored)."""
     args = {**_CALL_DEFAULTS, **(tokenizer_kwargs or {}), **kwargs}
     max_target_length = args.pop("max_target_length", None)
-    if set(args) - set(_CALL_DEFAULTS):
-        raise TypeError(f"FactorizerTokenizer.__call__ got unexpected keyword arguments {sorted(set(args) - set(_CALL_DEFAULTS))}")
+    if other := sorted(set(args) - set(_CALL_DEFAULTS)):                      # as transformers: noted, then ignored
+        logger.warning(f"Keyword arguments {other} not recognized.")
+        for k in other: args.pop(k)
     if text is None and text_target is None: raise ValueError("You need to specify either `text` or `text_target`.")
     out = None if text is None else self._encode(text, text_pair, **args)
     if text_target is None: return out

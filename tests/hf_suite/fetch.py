@@ -1,5 +1,5 @@
 """Fetch transformers' common tokenizer tests for tests/test_hf_suite.py: the locked release's source distribution, checked by
-its sha256, unpacked into .cache/transformers_suite/ (git-ignored); run by `make setup-hf-suite` (make test and make test-slow), never by a test.
+its sha256, unpacked into .cache/transformers_tests/ (git-ignored); run by `make setup-hf-suite` (make test and make test-slow), never by a test.
 
 Offline, a local run only warns (the suite's test then skips); under CI=true a failed fetch is an error."""
 import hashlib, io, os, re, shutil, subprocess, sys, tarfile, tempfile
@@ -9,7 +9,7 @@ VERSION = "5.24.0"                 # transformers in requirements.lock
 SDIST_SHA256 = "906cb8c3cb2123575e263962586a4d21a979ce97feeb95fe6aaf66fe6ae88bf3"   # transformers-5.24.0.tar.gz
 FILES = ("test_tokenization_common.py", "test_sentencepiece_backend_mixin.py", "test_tokenizers_backend_mixin.py")
 ROOT = Path(__file__).resolve().parents[2]
-TARGET = ROOT / ".cache" / "transformers_suite"
+TARGET = ROOT / ".cache" / "transformers_tests"   # the name ends in "tests": transformers' get_tests_dir looks for it
 SAMPLE = Path(__file__).with_name("sample_text.txt")     # the project's own text where the suite reads fixtures/sample_text.txt
 
 
