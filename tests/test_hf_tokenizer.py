@@ -129,3 +129,16 @@ def test_maximum_encoding_length(en):
         en(text, pair, max_length=20, truncation="only_second")
     assert len(en(pair, text, max_length=20, truncation="only_second")["input_ids"]) == 20
     assert len(en(text, max_length=10, truncation=True, padding="max_length")["input_ids"]) == 10
+
+
+def test_chat_template_saved(en, tmp_path):
+    "A chat template survives save_pretrained (as chat_template.jinja) and tokenizes after loading."
+    from transformers import AutoTokenizer
+    tok = FactorizerTokenizer.from_pretrained("en")
+    tok.chat_template = "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+    tok.save_pretrained(tmp_path)
+    assert (tmp_path / "chat_template.jinja").is_file()
+    back = AutoTokenizer.from_pretrained(tmp_path)
+    chat = [{"role": "user", "content": "Where did the cat sit?"}]
+    assert back.chat_template == tok.chat_template
+    assert back.apply_chat_template(chat, return_dict=False) == tok.apply_chat_template(chat, return_dict=False)

@@ -95,7 +95,7 @@ class FactorizerTokenizer(PreTrainedTokenizerBase):
 
     def __init__(self, vocab_file: str | None = None, alpha_split: float = 0.1, sigma_sample: float = 0.0,
                  seed: int | None = None, unk: str = "word", factorizer: Factorizer | dict | None = None,
-                 pretrained_vocabulary: dict | None = None, chat_template: str | dict | None = None, **kwargs):
+                 pretrained_vocabulary: dict | None = None, **kwargs):
         if not isinstance(factorizer, Factorizer):      # a dict: the other settings `save_pretrained` stored
             if vocab_file is None or not Path(vocab_file).is_file():
                 raise FileNotFoundError(f"no FACTORIZER vocabulary file at {vocab_file}")
@@ -112,7 +112,7 @@ class FactorizerTokenizer(PreTrainedTokenizerBase):
         self._added, self._added_index = {}, {}
         super().__init__(alpha_split=c["alpha_split"], sigma_sample=c["sigma_sample"], seed=c["seed"], unk=c["unk"],
                          factorizer={k: v for k, v in c.items() if k not in _SETTINGS}, pretrained_vocabulary=cite,
-                         chat_template=chat_template, **kwargs)
+                         **kwargs)
         self.factorizer, self.pretrained_vocabulary = factorizer, cite
         for k, t in sorted((int(k), t) for k, t in decoder.items()): self._register(k, t)
         self._adopt_special_tokens()
