@@ -142,3 +142,15 @@ def test_chat_template_saved(en, tmp_path):
     chat = [{"role": "user", "content": "Where did the cat sit?"}]
     assert back.chat_template == tok.chat_template
     assert back.apply_chat_template(chat, return_dict=False) == tok.apply_chat_template(chat, return_dict=False)
+
+
+def test_sanitized_chat(en):
+    "apply_chat_template(sanitize_control_tokens=True): a special token typed by the user is text; the template's stay."
+    tok = FactorizerTokenizer.from_pretrained("en")
+    tok.chat_template = "{% for m in messages %}[CLS] {{ m['content'] }}\n{% endfor %}"
+    chat = [{"role": "user", "content": "say [MASK] please"}]
+    plain = tok.apply_chat_template(chat, return_dict=False)
+    safe = tok.apply_chat_template(chat, return_dict=False, sanitize_control_tokens=True)
+    assert plain.count(tok.mask_token_id) == 1 and tok.mask_token_id not in safe
+    assert plain[0] == safe[0] == tok.cls_token_id
+    assert "[MASK]" in tok.decode(safe)

@@ -16,6 +16,7 @@ from transformers import AutoTokenizer, BatchEncoding, PreTrainedConfig, PreTrai
 from transformers.tokenization_python import AddedToken
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 from transformers.utils import logging, to_py_obj
+from transformers.utils.chat_template_utils import _CONTROL_TOKEN_END, _CONTROL_TOKEN_START
 from ..core.protocol import SPECIAL_TOKENS, NUM_SPECIAL
 from ..factorizer.tokenizer import Factorizer, PAD_ID, SPECIAL_IDS, UNK, UNK_ID
 from ..factorizer.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS
@@ -321,9 +322,22 @@ def _pairs(text, is_split_into_words: bool) -> tuple | None:
         return None
     return [x[0] for x in text], [x[1] for x in text]
 
+# a control token that `apply_chat_template(..., sanitize_control_tokens=True)` marked in user input, or a lone marker
+_MARKED = re.compile(f"{re.escape(_CONTROL_TOKEN_START)}(.*?){re.escape(_CONTROL_TOKEN_END)}|"
+                     f"[{_CONTROL_TOKEN_START}{_CONTROL_TOKEN_END}]", re.S)
+
 @patch
-def _pieces(self: FactorizerTokenizer, text: str, pattern: re.Pattern | None) -> list[tuple[int, int, bool]]:
-    "(start, end, is a matched token) spans of `text`: the added and special tokens, and the text between them."
+def _pieces(self: FactorizerTokenizer, text: str, pattern: re.Pattern | None,
+            sanitized: bool = False) -> list[tuple[int, int, bool]]:
+    """(start, end, is a matched token) spans of `text`: the added and special tokens, and the text between them; with
+    `sanitized`, a control token marked in user input is text, and the markers are dropped."""
+    if sanitized:
+        out, pos = [], 0
+        for m in _MARKED.finditer(text):
+            out += [(a + pos, b + pos, t) for a, b, t in self._pieces(text[pos:m.start()], pattern)]
+            if m.group(1): out.append((m.start(1), m.end(1), False))
+            pos = m.end()
+        return out + [(a + pos, b + pos, t) for a, b, t in self._pieces(text[pos:], pattern)]
     out, pos = [], 0
     for m in (pattern.finditer(text) if pattern else ()):
         if m.start() > pos: out.append((pos, m.start(), False))
@@ -333,12 +347,13 @@ def _pieces(self: FactorizerTokenizer, text: str, pattern: re.Pattern | None) ->
 
 @patch
 def _records(self: FactorizerTokenizer, texts: list[str], starts: list | None, seq: int,
-             add_special_tokens: bool, split_special_tokens: bool = False) -> list[tuple[list, list]]:
+             add_special_tokens: bool, split_special_tokens: bool = False,
+             sanitized: bool = False) -> list[tuple[list, list]]:
     """Per text: (added special records, the text's records); a record is (triplet, token, offsets, word, sequence,
     is a special token). Added and special tokens in a text are matched first; the text between them is encoded in one
     batch."""
     pattern = self._added_pattern(split_special_tokens)
-    pieces = [self._pieces(t, pattern) for t in texts]
+    pieces = [self._pieces(t, pattern, sanitized) for t in texts]
     plain = [(k, a, b) for k, ps in enumerate(pieces) for a, b, matched in ps if not matched]
     encs = iter(self.factorizer.encode_batch([texts[k][a:b] for k, a, b in plain]) if plain else ())
     cls, sep, special = SPECIAL_IDS["[CLS]"], SPECIAL_IDS["[SEP]"], self._special_triplets()
@@ -491,16 +506,16 @@ def _windows(self: FactorizerTokenizer, a: list, b: list | None, limit: int, str
 @patch
 def _rows(self: FactorizerTokenizer, text, text_pair, add_special_tokens: bool, is_split_into_words: bool,
           max_length: int | None, truncation: TruncationStrategy, stride: int = 0, overflow: bool = False,
-          split_special_tokens: bool = False) -> tuple[list[dict], bool, list[int]]:
+          split_special_tokens: bool = False, sanitized: bool = False) -> tuple[list[dict], bool, list[int]]:
     "(one dict of columns per row, unpadded; whether the input was a batch; each row's input text)."
     texts, starts, batched = self._texts(text, is_split_into_words)
-    rows_a = self._records(texts, starts, 0, add_special_tokens, split_special_tokens)
+    rows_a = self._records(texts, starts, 0, add_special_tokens, split_special_tokens, sanitized)
     rows_b = [None] * len(texts)
     if text_pair is not None:
         pairs, starts_b, batched_b = self._texts(text_pair, is_split_into_words)
         if batched_b != batched or len(pairs) != len(texts):
             raise ValueError("text and text_pair must both be one text or batches of the same size")
-        rows_b = self._records(pairs, starts_b, 1, add_special_tokens, split_special_tokens)
+        rows_b = self._records(pairs, starts_b, 1, add_special_tokens, split_special_tokens, sanitized)
     rows, sample = [], []
     for n, ((added, a), rb) in enumerate(zip(rows_a, rows_b)):
         b = None if rb is None else rb[1]
@@ -579,13 +594,13 @@ def _encode(self: FactorizerTokenizer, text, text_pair, add_special_tokens: bool
                  special_tokens_mask=return_special_tokens_mask, offset_mapping=return_offsets_mapping)
     pattern = self._added_pattern(split)
     if (text_pair is None and not is_split_into_words and isinstance(text, (list, tuple)) and cut in _COLUMN_CUTS
-            and not return_overflowing_tokens and all(type(t) is str for t in text)
+            and not return_overflowing_tokens and not sanitize_control_tokens and all(type(t) is str for t in text)
             and not (pattern and any(pattern.search(t) for t in text))):      # a batch of plain texts: from columns
         out = self._column_call(list(text), add_special_tokens, pad, cut, max_length, pad_to_multiple_of,
                                 padding_side, asked, return_length, return_tensors, verbose)
         if out is not None: return out
     rows, batched, sample = self._rows(text, text_pair, add_special_tokens, is_split_into_words, max_length, cut,
-                                       stride, return_overflowing_tokens, split)
+                                       stride, return_overflowing_tokens, split, sanitize_control_tokens)
     if cut == TruncationStrategy.DO_NOT_TRUNCATE: self._warn_if_too_long([len(r["input_ids"]) for r in rows],
                                                                          max_length, verbose)
     rows = self._padded(rows, pad, max_length, pad_to_multiple_of, padding_side)
