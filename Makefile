@@ -2,7 +2,7 @@
 #   make reproduce            set up, then run nbs/paper/ with papermill for LANGS (default: en) on PROFILE (default: small), then
 #                             print the reproduction report (this run against the committed one, within measured tolerances)
 #   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest) but the slow ones
-#   make test-slow            the slow end-to-end tests (pytest -m slow)
+#   make test-slow            the slow end-to-end tests (pytest -m slow), transformers' own tokenizer tests among them
 #   make figures              every committed figure and table of the main job again from the pinned artefacts (no training)
 #   make pin                  make reproduce for LANGS, pinning what it trains in data/ledger/<lang>-small/ (commit it)
 #   make seed-spread          the main job under 5 seeds: the spread the reproduction report's tolerances come from
@@ -63,7 +63,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: device-bundle paper-words setup lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test test-slow check-outputs check-sync readme bench data lab clean-runs
+.PHONY: device-bundle paper-words setup setup-hf-suite lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test test-slow check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -216,14 +216,20 @@ parser-grid: setup
 	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en gd tr zh no --profile grid --only-summaries --summaries nbs/paper/summary/44_parser_languages.ipynb
 	$(MAKE) results-index
 
+# transformers' common tokenizer tests (tests/test_hf_suite.py, a slow test): the locked release's source distribution, fetched
+# and checked by its sha256 (recorded in tests/hf_suite/fetch.py) into .cache/transformers_tests/, never committed; offline, a
+# local run only warns and the test skips, while under CI=true the fetch fails
+setup-hf-suite: setup
+	$(BIN)/python tests/hf_suite/fetch.py
+
 # two test workers on 2 cores: one torch (OpenMP) thread and one sentencepiece thread each
 TEST_ENV := OMP_NUM_THREADS=1 FACTORIZER_NB_SPM_THREADS=1
-test: setup
+test: setup setup-hf-suite
 	$(TEST_ENV) $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 15 -m 'not slow' tests
 
 # The long end-to-end tests (whole tiny notebooks, torchrun, the paper-run command, a wheel), about 11 minutes of one core; CI runs them.
-test-slow: setup
+test-slow: setup setup-hf-suite
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 5 -m slow tests
 
 # CI: the exported library, the notebooks and the README must already be in sync and clean.

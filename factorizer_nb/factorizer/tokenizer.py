@@ -465,3 +465,16 @@ def from_pretrained(cls: Factorizer, name_or_path: str | Path, **overrides) -> F
     vocabulary file, its `.xz` text form or the authors' released DAWG. `overrides`: `Factorizer`'s settings."""
     from factorizer_nb.factorizer.pretrained import resolve_vocab_file
     return cls.from_vocab_file(resolve_vocab_file(name_or_path), **overrides)
+
+# %% ../../nbs/factorizer/09_tokenizer.ipynb #5a1e0002
+@patch
+def __getstate__(self: Factorizer) -> dict:
+    "The pickled state: no caches, and no generator state unless the tokenizer samples (it never draws otherwise)."
+    state = Tokenizer.__getstate__(self)
+    if not self.samples: state["rng"] = None
+    return state
+
+@patch
+def __setstate__(self: Factorizer, state: dict) -> None:
+    self.__dict__.update(state)
+    if self.rng is None: self.rng = random.Random(self.seed)

@@ -15,7 +15,7 @@ from ..downstream.lm.data import span_mask, corrupt, special_mask
 from ..downstream.lm.model import LMConfig, MaskedLM
 from ..downstream.lm.training import LMTraining
 from ..downstream.parser import subword_embedding
-from .tokenizer import FactorizerTokenizer
+from .tokenizer import FactorizerTokenizer, FIRST_ADDED
 
 # %% auto #0
 __all__ = ['IGNORE_INDEX', 'FactorizerMLMCollator', 'TripletMLMHead', 'FactorizerForMaskedLM', 'bert_encoder']
@@ -58,6 +58,13 @@ class TripletMLMHead(nn.Module):
     def tables(self) -> list[nn.Embedding]: return list(self.embedding.tables)
     target_log_probs = MaskedLM.target_log_probs     # log p(triplet | h): the three indices' log-probabilities summed
 
+    def resize(self, rows: int) -> None:
+        "Biases for `rows` rows of each table (the embedding's tables are the weights): kept ones kept, new ones 0."
+        old = self.out_bias.data
+        new = old.new_zeros(old.shape[0], rows)
+        new[:, :min(rows, old.shape[1])] = old[:, :rows]
+        self.out_bias = nn.Parameter(new)
+
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         "Logits [..., 3, rows] of the three indices at each state h [..., D]."
         z = self.transform(h)
@@ -69,12 +76,33 @@ class FactorizerForMaskedLM(nn.Module):
     def __init__(self, encoder: PreTrainedModel, tokenizer: FactorizerTokenizer):
         super().__init__()
         c = encoder.config
-        self.encoder = encoder
+        self.encoder, self.init_std = encoder, getattr(c, "initializer_range", 0.02)
         self.embed = subword_embedding(tokenizer.factorizer, c.hidden_size)
         for t in self.embed.tables:
-            nn.init.normal_(t.weight, std=getattr(c, "initializer_range", 0.02))
+            nn.init.normal_(t.weight, std=self.init_std)
             with torch.no_grad(): t.weight[t.padding_idx].zero_()
         self.head = TripletMLMHead(self.embed, c.hidden_size, getattr(c, "layer_norm_eps", 1e-5))
+        self.resize_token_embeddings(tokenizer.embedding_rows)                 # a row for each added token
+
+    def resize_token_embeddings(self, new_num_tokens: int | FactorizerTokenizer | None = None) -> nn.Module:
+        """Give each of the three embedding tables, and the head's biases, `new_num_tokens` rows: a tokenizer's
+        `embedding_rows` after tokens were added (or the tokenizer itself); not `len(tokenizer)`, since a triplet
+        indexes three tables. Kept rows keep their weights; new ones start as at initialisation, with bias 0."""
+        rows = new_num_tokens.embedding_rows if isinstance(new_num_tokens, FactorizerTokenizer) else new_num_tokens
+        if rows is None: return self.embed
+        if rows < FIRST_ADDED: raise ValueError(f"the tables need at least {FIRST_ADDED} rows (256 codebook indices "
+                                                f"and the five special tokens), not {rows}")
+        for k, t in enumerate(self.embed.tables):
+            if t.num_embeddings == rows: continue
+            new = nn.Embedding(rows, t.embedding_dim, padding_idx=t.padding_idx).to(t.weight.device, t.weight.dtype)
+            nn.init.normal_(new.weight, std=self.init_std)
+            n = min(rows, t.num_embeddings)
+            with torch.no_grad(): new.weight[:n] = t.weight[:n]
+            self.embed.tables[k] = new
+        self.head.resize(rows)
+        return self.embed
+
+    def get_input_embeddings(self) -> nn.Module: return self.embed
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 labels: torch.Tensor | None = None, **kwargs) -> MaskedLMOutput:

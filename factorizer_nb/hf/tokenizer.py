@@ -4,6 +4,8 @@
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #1af94026
 from __future__ import annotations
+import functools, re
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,14 +13,19 @@ import numpy as np
 import torch
 from fastcore.basics import patch
 from transformers import AutoTokenizer, BatchEncoding, PreTrainedConfig, PreTrainedTokenizerBase
+from transformers.tokenization_python import AddedToken
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
-from transformers.utils import to_py_obj
+from transformers.utils import logging, to_py_obj
+from transformers.utils.chat_template_utils import _CONTROL_TOKEN_END, _CONTROL_TOKEN_START
 from ..core.protocol import SPECIAL_TOKENS, NUM_SPECIAL
 from ..factorizer.tokenizer import Factorizer, PAD_ID, SPECIAL_IDS, UNK, UNK_ID
+from ..factorizer.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS
 from ..factorizer.pretrained import pretrained_citation
 
+logger = logging.get_logger("transformers.tokenization_utils_base")   # where transformers' tokenizers warn
+
 # %% auto #0
-__all__ = ['VOCAB_FILE', 'TokenView', 'FactorizerTokenizer', 'FactorizerConfig']
+__all__ = ['logger', 'VOCAB_FILE', 'FIRST_ADDED', 'TokenView', 'FactorizerTokenizer', 'FactorizerConfig']
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #780ff50f
 VOCAB_FILE = "vocab.dawg"     # the vocabulary beside tokenizer_config.json (`Vocabulary.save`'s format)
@@ -76,6 +83,8 @@ def _depth(x) -> int:
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #c85aef35
 _SPECIAL_ATTRIBUTES = dict(zip(("unk_token", "cls_token", "sep_token", "pad_token", "mask_token"), SPECIAL_TOKENS))
+_SETTINGS = ("alpha_split", "sigma_sample", "seed", "unk")      # the settings that are arguments of their own
+FIRST_ADDED = CODEBOOK_SIZE + NUM_SPECIAL   # the first added token's triplet is (261, 261, 261), after the five specials
 # what `transformers` passes `from_pretrained` for the hub, which a packaged language or a file does not go to
 _HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "proxies", "revision", "subfolder", "token",
                "trust_remote_code", "resume_download", "_from_auto", "_commit_hash")
@@ -86,22 +95,28 @@ class FactorizerTokenizer(PreTrainedTokenizerBase):
     model_input_names = ["input_ids", "attention_mask"]
 
     def __init__(self, vocab_file: str | None = None, alpha_split: float = 0.1, sigma_sample: float = 0.0,
-                 seed: int | None = None, unk: str = "word", factorizer: Factorizer | None = None,
+                 seed: int | None = None, unk: str = "word", factorizer: Factorizer | dict | None = None,
                  pretrained_vocabulary: dict | None = None, **kwargs):
-        if factorizer is None:
+        if not isinstance(factorizer, Factorizer):      # a dict: the other settings `save_pretrained` stored
             if vocab_file is None or not Path(vocab_file).is_file():
                 raise FileNotFoundError(f"no FACTORIZER vocabulary file at {vocab_file}")
+            rest = {k: v for k, v in (factorizer or {}).items() if k not in _SETTINGS}
             factorizer = Factorizer(vocab_file, alpha_split=alpha_split, sigma_sample=sigma_sample, seed=seed,
-                                    unk=unk)
+                                    unk=unk, **rest)
         cite = pretrained_vocabulary
         if cite and cite.get("dawg_sha256") != factorizer.vocab.content_sha256:
             raise ValueError(f"the vocabulary is not the pinned {cite.get('language')!r} one that "
                              f"pretrained_vocabulary names (DAWG sha256 {str(cite.get('dawg_sha256'))[:12]}…)")
         c = factorizer.config()
         for k, v in _SPECIAL_ATTRIBUTES.items(): kwargs.setdefault(k, v)
+        decoder = kwargs.pop("added_tokens_decoder", None) or {}
+        self._added, self._added_index = {}, {}
         super().__init__(alpha_split=c["alpha_split"], sigma_sample=c["sigma_sample"], seed=c["seed"], unk=c["unk"],
-                         pretrained_vocabulary=cite, **kwargs)
+                         factorizer={k: v for k, v in c.items() if k not in _SETTINGS}, pretrained_vocabulary=cite,
+                         **kwargs)
         self.factorizer, self.pretrained_vocabulary = factorizer, cite
+        for k, t in sorted((int(k), t) for k, t in decoder.items()): self._register(k, t)
+        self._adopt_special_tokens()
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs) -> "FactorizerTokenizer":
@@ -114,7 +129,7 @@ class FactorizerTokenizer(PreTrainedTokenizerBase):
                                         "save_pretrained")
             return super().from_pretrained(str(p), *args, **{**kwargs, "local_files_only": True})
         for k in _HUB_KWARGS: kwargs.pop(k, None)
-        settings = {k: kwargs.pop(k) for k in ("alpha_split", "sigma_sample", "seed", "unk") if k in kwargs}
+        settings = {k: kwargs.pop(k) for k in _SETTINGS if k in kwargs}
         fz = Factorizer.from_pretrained(p if p.is_file() else name, **settings)   # else one error naming the languages
         return cls(factorizer=fz, pretrained_vocabulary=None if p.is_file() else pretrained_citation(name), **kwargs)
 
@@ -122,47 +137,149 @@ class FactorizerTokenizer(PreTrainedTokenizerBase):
     def is_fast(self) -> bool: return False
     @property
     def vocab_size(self) -> int: return len(self.factorizer.vocab)
-    def __len__(self) -> int: return self.vocab_size + NUM_SPECIAL
+    def __len__(self) -> int: return self.vocab_size + self.embedding_rows - CODEBOOK_SIZE
     @property
-    def embedding_rows(self) -> int: return self.factorizer.embedding_rows
-    @property
-    def added_tokens_decoder(self) -> dict: return {}
-    @property
-    def added_tokens_encoder(self) -> dict: return {}
+    def embedding_rows(self) -> int:
+        "Rows of each embedding table a model needs: 256 codebook indices, the five specials, then the added tokens."
+        return max([self.factorizer.embedding_rows] + [k + 1 for k in self._added])
+
+# %% ../../nbs/hf/00_tokenizer.ipynb #ad0ed00a
+_SPECIAL_BY_ID = {v: k for k, v in SPECIAL_IDS.items()}
+
+@patch
+def _known(self: FactorizerTokenizer, token: str) -> bool:
+    "Whether `token` is a special token, an added token or a subword of the vocabulary."
+    return token in SPECIAL_IDS or token in self._added_index or token in self.factorizer.vocab
+
+@patch
+def _aliases(self: FactorizerTokenizer) -> dict[str, str]:
+    "New names given to the five special tokens (`pad_token=\"<pad>\"`): name -> the special token it stands for."
+    out = {}
+    for attr, special in _SPECIAL_ATTRIBUTES.items():
+        v = self._special_tokens_map.get(attr)
+        if v is not None and str(v) != special and not self._known(str(v)): out[str(v)] = special
+    return out
+
+@patch
+def _register(self: FactorizerTokenizer, k: int, token: AddedToken | str | dict) -> None:
+    "Give `token` the triplet (k, k, k) (a saved `added_tokens_decoder` entry); the five specials' keys must name them."
+    if isinstance(token, dict): token = AddedToken(**token)
+    content = str(token)
+    if CODEBOOK_SIZE <= k < FIRST_ADDED:
+        if content != SPECIAL_TOKENS[k - CODEBOOK_SIZE]:
+            raise ValueError(f"added token {k} is {SPECIAL_TOKENS[k - CODEBOOK_SIZE]!r} in FACTORIZER, not {content!r}")
+        return
+    if k < FIRST_ADDED: raise ValueError(f"added token {content!r} has key {k}; added tokens start at {FIRST_ADDED}")
+    if content in self._added_index and self._added_index[content] != k or content in SPECIAL_IDS:
+        raise ValueError(f"added token {content!r} is given two triplets")
+    self._added[k] = token if isinstance(token, AddedToken) else AddedToken(content, special=True, normalized=False)
+    self._added_index[content] = k
+
+@patch
+def _add_tokens(self: FactorizerTokenizer, new_tokens, special_tokens: bool = False) -> int:
+    """Add tokens the tokenizer lacks, each with the next reserved triplet (k, k, k), k = `embedding_rows`: how many
+    were new. A special token, a subword of the vocabulary or a new name of a special token is not added again."""
+    n, aliases = 0, self._aliases()
+    for t in new_tokens:
+        if not isinstance(t, (str, AddedToken)) or not str(t):
+            raise ValueError(f"a token to add must be a non-empty str or AddedToken, got {t!r}")
+        content = str(t)
+        if special_tokens and content in self._added_index: self._added[self._added_index[content]].special = True
+        if self._known(content) or content in aliases: continue
+        if isinstance(t, str): t = AddedToken(t, special=special_tokens, normalized=not special_tokens)
+        elif special_tokens: t.special = True
+        self._register(self.embedding_rows, t); n += 1
+    return n
+
+@patch
+def _adopt_special_tokens(self: FactorizerTokenizer) -> None:
+    """Check the special-token attributes: one of the five named anew is an alias of it (an error if the name is already
+    another token's); any other (`eos_token`, `extra_special_tokens`) the tokenizer lacks is added as special."""
+    for attr, special in _SPECIAL_ATTRIBUTES.items():
+        v = self._special_tokens_map.get(attr)
+        if v is not None and str(v) != special and self._known(str(v)):
+            raise ValueError(f"{attr}={str(v)!r}: FACTORIZER's {special} keeps its own triplet {SPECIAL_IDS[special]}, "
+                             f"and {str(v)!r} is already another token; give {special} a new name (an alias) or "
+                             f"keep {special!r}")
+    others = [v for a, v in self._special_tokens_map.items() if a not in _SPECIAL_ATTRIBUTES and v is not None]
+    self._add_tokens(others + list(self._extra_special_tokens), special_tokens=True)
+
+@functools.lru_cache(maxsize=64)
+def _alternation(names: tuple[str, ...]) -> re.Pattern | None:
+    "One regex matching any of `names`, longest first (kept outside the tokenizer, so that using it changes no state)."
+    return re.compile("|".join(map(re.escape, sorted(names, key=lambda s: (-len(s), s))))) if names else None
+
+@patch
+def _added_pattern(self: FactorizerTokenizer, split_special_tokens: bool = False) -> re.Pattern | None:
+    "The regex of the tokens matched in a text before its words are split; the special ones too unless split."
+    names = {t.content for t in self._added.values() if not (split_special_tokens and t.special)}
+    if not split_special_tokens: names |= {*SPECIAL_TOKENS, *self._aliases()}
+    return _alternation(tuple(sorted(names)))
+@patch(as_prop=True)
+def added_tokens_decoder(self: FactorizerTokenizer) -> dict[int, AddedToken]:
+    "The five special tokens and the added ones by k of their triplet (k, k, k), as `save_pretrained` stores them."
+    five = {CODEBOOK_SIZE + i: AddedToken(t, special=True, normalized=False) for i, t in enumerate(SPECIAL_TOKENS)}
+    return {**five, **dict(sorted(self._added.items()))}
+
+@patch(as_prop=True)
+def added_tokens_encoder(self: FactorizerTokenizer) -> dict[str, int]:
+    "Each special and added token's k (its triplet is (k, k, k))."
+    return {t.content: k for k, t in self.added_tokens_decoder.items()}
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #a0750bc0
 @patch
 def _token_id(self: FactorizerTokenizer, token: str) -> tuple[int, int, int]:
-    "The triplet of one token (`[UNK]`'s if the vocabulary lacks it)."
+    "The triplet of one token (`[UNK]`'s if the tokenizer lacks it)."
     if token in SPECIAL_IDS: return SPECIAL_IDS[token]
-    return self.factorizer.vocab[token][0] if token in self.factorizer.vocab else UNK_ID
+    if token in self._added_index: return (self._added_index[token],) * NUM_CODEBOOKS
+    if token in self.factorizer.vocab: return self.factorizer.vocab[token][0]
+    return SPECIAL_IDS.get(self._aliases().get(token), UNK_ID)
 
 @patch
 def convert_tokens_to_ids(self: FactorizerTokenizer, tokens):
     "The triplet of a token, or of each token of a list."
     return self._token_id(tokens) if isinstance(tokens, str) else [self._token_id(t) for t in tokens]
 
-_SPECIAL_BY_ID = {v: k for k, v in SPECIAL_IDS.items()}
+@patch
+def _special_triplets(self: FactorizerTokenizer) -> set:
+    "The triplets of the special tokens: the five, and the added tokens marked special."
+    return set(_SPECIAL_BY_ID) | {(k,) * NUM_CODEBOOKS for k, t in self._added.items() if t.special}
 
 @patch
 def convert_ids_to_tokens(self: FactorizerTokenizer, ids, skip_special_tokens: bool = False):
     "The token of a triplet, or of each triplet of a sequence (special ones left out if asked)."
     ids = to_py_obj(ids)
-    one = lambda t: _SPECIAL_BY_ID.get(t) or self.factorizer.vocab.subword_of(t) or UNK
+    names = {v: k for k, v in self._aliases().items()}                   # a renamed special token goes by its name
+    def one(t):
+        if t in _SPECIAL_BY_ID: return names.get(_SPECIAL_BY_ID[t], _SPECIAL_BY_ID[t])
+        if t[0] in self._added and t[0] == t[1] == t[2]: return self._added[t[0]].content
+        return self.factorizer.vocab.subword_of(t) or UNK
     if _depth(ids) == 1: return one(tuple(ids))
-    toks = [one(tuple(i)) for i in ids]
-    return [t for t in toks if not (skip_special_tokens and t in SPECIAL_IDS)]
+    special = self._special_triplets() if skip_special_tokens else set()
+    return [one(tuple(i)) for i in ids if tuple(i) not in special]
 
 @patch
 def get_vocab(self: FactorizerTokenizer) -> dict[str, tuple[int, int, int]]:
-    "Every subword's triplet, and the special tokens'."
-    return {**{sw: t for sw, t, _ in self.factorizer.vocab.items()}, **SPECIAL_IDS}
+    "Every subword's triplet, the special tokens' (and their new names'), and the added tokens'."
+    return {**{sw: t for sw, t, _ in self.factorizer.vocab.items()}, **SPECIAL_IDS,
+            **{n: SPECIAL_IDS[s] for n, s in self._aliases().items()},
+            **{t: (k,) * NUM_CODEBOOKS for t, k in self._added_index.items()}}
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #569c0538
 @patch
 def _decode(self: FactorizerTokenizer, token_ids, skip_special_tokens: bool = False, **kwargs) -> str:
-    "The text of one triplet sequence."
-    return self.factorizer.decode(token_ids, skip_special_tokens=skip_special_tokens)
+    "The text of one triplet sequence: runs of subwords as `Factorizer.decode` joins them, added tokens as written."
+    parts, run = [], []
+    def flush():
+        if run: parts.append(self.factorizer.decode(run, skip_special_tokens=skip_special_tokens)); run.clear()
+    for t in token_ids:
+        t = tuple(t)
+        if t[0] in self._added and t[0] == t[1] == t[2]:
+            flush()
+            if not (skip_special_tokens and self._added[t[0]].special): parts.append(self._added[t[0]].content)
+        else: run.append(t)
+    flush()
+    return " ".join(p for p in parts if p)
 
 @patch
 def decode(self: FactorizerTokenizer, token_ids, skip_special_tokens: bool = False, **kwargs):
@@ -175,7 +292,7 @@ def decode(self: FactorizerTokenizer, token_ids, skip_special_tokens: bool = Fal
 @patch
 def convert_tokens_to_string(self: FactorizerTokenizer, tokens: list[str]) -> str:
     "The text of a token sequence (through its triplets)."
-    return self.factorizer.decode(self.convert_tokens_to_ids(list(tokens)))
+    return self._decode(self.convert_tokens_to_ids(list(tokens)))
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #b2a8e3b6
 @patch
@@ -197,18 +314,65 @@ def _texts(self: FactorizerTokenizer, text, is_split_into_words: bool) -> tuple[
         texts.append(" ".join(words)); starts.append(st)
     return texts, starts, batched
 
+def _pairs(text, is_split_into_words: bool) -> tuple | None:
+    "(texts, pairs) of a batch of pairs given as 2-tuples (of texts, or of word lists with is_split_into_words), else None."
+    if not isinstance(text, (list, tuple)) or not text: return None
+    part = (list, tuple) if is_split_into_words else str
+    if not all(isinstance(x, (list, tuple)) and len(x) == 2 and all(isinstance(p, part) for p in x) for x in text):
+        return None
+    return [x[0] for x in text], [x[1] for x in text]
+
+# a control token that `apply_chat_template(..., sanitize_control_tokens=True)` marked in user input, or a lone marker
+_MARKED = re.compile(f"{re.escape(_CONTROL_TOKEN_START)}(.*?){re.escape(_CONTROL_TOKEN_END)}|"
+                     f"[{_CONTROL_TOKEN_START}{_CONTROL_TOKEN_END}]", re.S)
+
+@patch
+def _pieces(self: FactorizerTokenizer, text: str, pattern: re.Pattern | None,
+            sanitized: bool = False) -> list[tuple[int, int, bool]]:
+    """(start, end, is a matched token) spans of `text`: the added and special tokens, and the text between them; with
+    `sanitized`, a control token marked in user input is text, and the markers are dropped."""
+    if sanitized:
+        out, pos = [], 0
+        for m in _MARKED.finditer(text):
+            out += [(a + pos, b + pos, t) for a, b, t in self._pieces(text[pos:m.start()], pattern)]
+            if m.group(1): out.append((m.start(1), m.end(1), False))
+            pos = m.end()
+        return out + [(a + pos, b + pos, t) for a, b, t in self._pieces(text[pos:], pattern)]
+    out, pos = [], 0
+    for m in (pattern.finditer(text) if pattern else ()):
+        if m.start() > pos: out.append((pos, m.start(), False))
+        out.append((m.start(), m.end(), True)); pos = m.end()
+    if pos < len(text): out.append((pos, len(text), False))
+    return out
+
 @patch
 def _records(self: FactorizerTokenizer, texts: list[str], starts: list | None, seq: int,
-             add_special_tokens: bool) -> list[tuple[list, list]]:
-    "Per text: (added special records, the text's records); a record is (triplet, token, offsets, word, sequence)."
+             add_special_tokens: bool, split_special_tokens: bool = False,
+             sanitized: bool = False) -> list[tuple[list, list]]:
+    """Per text: (added special records, the text's records); a record is (triplet, token, offsets, word, sequence,
+    is a special token). Added and special tokens in a text are matched first; the text between them is encoded in one
+    batch."""
+    pattern = self._added_pattern(split_special_tokens)
+    pieces = [self._pieces(t, pattern, sanitized) for t in texts]
+    plain = [(k, a, b) for k, ps in enumerate(pieces) for a, b, matched in ps if not matched]
+    encs = iter(self.factorizer.encode_batch([texts[k][a:b] for k, a, b in plain]) if plain else ())
+    cls, sep, special = SPECIAL_IDS["[CLS]"], SPECIAL_IDS["[SEP]"], self._special_triplets()
     out = []
-    for k, e in enumerate(self.factorizer.encode_batch(texts, add_special_tokens=add_special_tokens)):
-        recs = []
-        for i, t, (a, b), w in zip(e.ids, e.tokens, e.offsets, e.word_ids):
-            if starts is not None and w is not None: a, b = a - starts[k][w], b - starts[k][w]
-            recs.append((tuple(i), t, (a, b), w, seq))
-        if not add_special_tokens: out.append(([], recs)); continue
-        out.append(([(r[0], r[1], (0, 0), None, None) for r in (recs[0], recs[-1])], recs[1:-1]))
+    for k, ps in enumerate(pieces):
+        recs, w0 = [], 0
+        for a, b, matched in ps:
+            if matched:
+                t = self._token_id(texts[k][a:b])
+                recs.append((t, texts[k][a:b], (a, b), w0, seq, t in special)); w0 += 1; continue
+            e = next(encs)
+            for i, t, (s, f), w in zip(e.ids, e.tokens, e.offsets, e.word_ids):
+                recs.append((tuple(i), t, (s + a, f + a), None if w is None else w0 + w, seq, False))
+            w0 += max((w + 1 for w in e.word_ids if w is not None), default=0)
+        if starts is not None:                   # word ids and offsets within the words given
+            recs = [r if r[3] is None else (r[0], r[1], (r[2][0] - starts[k][w], r[2][1] - starts[k][w]), w, seq, r[5])
+                    for r in recs for w in [bisect_right(starts[k], r[2][0]) - 1]]
+        specials = [(cls, "[CLS]", (0, 0), None, None, True), (sep, "[SEP]", (0, 0), None, None, True)]
+        out.append((specials if add_special_tokens else [], recs))
     return out
 
 @patch
@@ -279,12 +443,13 @@ def _column_rows(self: FactorizerTokenizer, texts: list[str], add_special_tokens
 @patch
 def _column_call(self: FactorizerTokenizer, texts: list[str], add_special_tokens: bool, pad: PaddingStrategy,
                  cut: TruncationStrategy, max_length: int | None, pad_to_multiple_of: int | None, side: str | None,
-                 asked: dict, return_length: bool, return_tensors) -> BatchEncoding | None:
+                 asked: dict, return_length: bool, return_tensors, verbose: bool = True) -> BatchEncoding | None:
     "`__call__` of a batch of plain texts from `_column_rows`, or None where the record path must answer."
     got = self._column_rows(texts, add_special_tokens, max_length, cut)
     if got is None: return None
     enc, take, lengths, special = got
     B, n, padded = len(texts), lengths.tolist(), pad != PaddingStrategy.DO_NOT_PAD
+    if cut == TruncationStrategy.DO_NOT_TRUNCATE: self._warn_if_too_long(n, max_length, verbose)
     L = max(n, default=0) if pad != PaddingStrategy.MAX_LENGTH else max_length
     if padded and pad_to_multiple_of: L = -(-L // pad_to_multiple_of) * pad_to_multiple_of
     if padded and max(n, default=0) > L: return None                              # longer than the padding: ragged
@@ -319,28 +484,55 @@ def _column_call(self: FactorizerTokenizer, texts: list[str], add_special_tokens
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #c369524c
 @patch
+def _windows(self: FactorizerTokenizer, a: list, b: list | None, limit: int, strategy: TruncationStrategy,
+             stride: int) -> list[tuple[list, list | None]]:
+    """Records a (and b) cut to `limit` in all, each with the overflowing tokens as further windows that repeat
+    `stride` tokens of the one before (the first text's, or with `only_second` the pair's)."""
+    if strategy == TruncationStrategy.DO_NOT_TRUNCATE or len(a) + len(b or ()) <= limit: return [(a, b)]
+    if b is not None and strategy == TruncationStrategy.LONGEST_FIRST:
+        raise ValueError("overflowing tokens of a pair need truncation='only_first' or 'only_second', not "
+                         "'longest_first' (as in transformers)")
+    second = strategy == TruncationStrategy.ONLY_SECOND
+    cut, other = (b, a) if second else (a, b or [])
+    room = limit - len(other)
+    if second and b is None: raise ValueError("truncation='only_second' needs a pair of texts")
+    if room <= 0: raise ValueError(f"max_length leaves no room for the {'second' if second else 'first'} text")
+    if stride >= room: raise ValueError(f"stride ({stride}) must be less than the tokens a window holds ({room})")
+    starts = range(0, max(len(cut) - stride, 1), room - stride)
+    if self.truncation_side == "left": starts = [max(len(cut) - room - s, 0) for s in starts]
+    parts = [cut[s:s + room] for s in starts]
+    return [(a, p) if second else (p, b) for p in parts]
+
+@patch
 def _rows(self: FactorizerTokenizer, text, text_pair, add_special_tokens: bool, is_split_into_words: bool,
-          max_length: int | None, truncation: TruncationStrategy) -> tuple[list[dict], bool]:
-    "(one dict of columns per row, unpadded; whether the input was a batch)."
+          max_length: int | None, truncation: TruncationStrategy, stride: int = 0, overflow: bool = False,
+          split_special_tokens: bool = False, sanitized: bool = False) -> tuple[list[dict], bool, list[int]]:
+    "(one dict of columns per row, unpadded; whether the input was a batch; each row's input text)."
     texts, starts, batched = self._texts(text, is_split_into_words)
-    rows_a, rows_b = self._records(texts, starts, 0, add_special_tokens), [None] * len(texts)
+    rows_a = self._records(texts, starts, 0, add_special_tokens, split_special_tokens, sanitized)
+    rows_b = [None] * len(texts)
     if text_pair is not None:
         pairs, starts_b, batched_b = self._texts(text_pair, is_split_into_words)
         if batched_b != batched or len(pairs) != len(texts):
             raise ValueError("text and text_pair must both be one text or batches of the same size")
-        rows_b = self._records(pairs, starts_b, 1, add_special_tokens)
-    rows = []
-    for (added, a), rb in zip(rows_a, rows_b):
+        rows_b = self._records(pairs, starts_b, 1, add_special_tokens, split_special_tokens, sanitized)
+    rows, sample = [], []
+    for n, ((added, a), rb) in enumerate(zip(rows_a, rows_b)):
         b = None if rb is None else rb[1]
         n_added = len(added) + (1 if b is not None and add_special_tokens else 0)
-        if max_length is not None: a, b = self._truncate(a, b, max_length - n_added, truncation)
-        first, second = added[:1] + a + added[1:], ([] if b is None else b + rb[0][1:])
-        recs = first + second
-        rows.append(dict(input_ids=[r[0] for r in recs], token_type_ids=[0] * len(first) + [1] * len(second),
-                         attention_mask=[1] * len(recs), special_tokens_mask=[int(r[4] is None) for r in recs],
-                         offset_mapping=[r[2] for r in recs], tokens=[r[1] for r in recs],
-                         word_ids=[r[3] for r in recs], sequence_ids=[r[4] for r in recs]))
-    return rows, batched
+        if max_length is None: cuts = [(a, b)]
+        elif overflow: cuts = self._windows(a, b, max_length - n_added, truncation, stride)
+        else: cuts = [self._truncate(a, b, max_length - n_added, truncation)]
+        for a_, b_ in cuts:
+            first, second = added[:1] + a_ + added[1:], ([] if b_ is None else b_ + rb[0][1:])
+            recs = first + second
+            rows.append(dict(input_ids=[r[0] for r in recs], token_type_ids=[0] * len(first) + [1] * len(second),
+                             attention_mask=[1] * len(recs),
+                             special_tokens_mask=[int(r[5]) for r in recs],
+                             offset_mapping=[r[2] for r in recs], tokens=[r[1] for r in recs],
+                             word_ids=[r[3] for r in recs], sequence_ids=[r[4] for r in recs]))
+            sample.append(n)
+    return rows, batched, sample
 
 @patch
 def _padded(self: FactorizerTokenizer, rows: list[dict], padding: PaddingStrategy, max_length: int | None,
@@ -352,31 +544,69 @@ def _padded(self: FactorizerTokenizer, rows: list[dict], padding: PaddingStrateg
     return [self._pad_row(r, n, side or self.padding_side) for r in rows]
 
 @patch
-def __call__(self: FactorizerTokenizer, text=None, text_pair=None, add_special_tokens: bool = True, padding=False,
-             truncation=None, max_length: int | None = None, stride: int = 0, is_split_into_words: bool = False,
-             pad_to_multiple_of: int | None = None, padding_side: str | None = None, return_tensors=None,
-             return_token_type_ids: bool | None = None, return_attention_mask: bool | None = None,
-             return_overflowing_tokens: bool = False, return_special_tokens_mask: bool = False,
-             return_offsets_mapping: bool = False, return_length: bool = False, verbose: bool = True,
-             **kwargs) -> BatchEncoding:
-    "Triplet ids [batch, length, 3] of one text or a batch (or pairs), cut, padded and masked as asked."
-    if text is None or kwargs.get("text_target") is not None: raise ValueError("a text is needed; targets are not "
-                                                                               "supported")
-    if stride or return_overflowing_tokens: raise NotImplementedError("overflowing tokens are not supported")
-    if set(kwargs) - {"split_special_tokens", "text_target", "text_pair_target"}:
-        raise TypeError(f"unsupported arguments: {sorted(kwargs)}")
+def _warn_if_too_long(self: FactorizerTokenizer, lengths, max_length: int | None, verbose: bool) -> None:
+    "`transformers`' warning (once) when a row is longer than `model_max_length` and nothing cut it."
+    longest = max(lengths, default=0)
+    if longest > self.model_max_length: self._eventual_warn_about_too_long_sequence(range(longest), max_length, verbose)
+
+# every keyword `PreTrainedTokenizerBase.__call__` takes besides the texts, with its default
+_CALL_DEFAULTS = dict(add_special_tokens=True, padding=False, truncation=None, max_length=None, stride=0,
+                      is_split_into_words=False, pad_to_multiple_of=None, padding_side=None, return_tensors=None,
+                      return_token_type_ids=None, return_attention_mask=None, return_overflowing_tokens=False,
+                      return_special_tokens_mask=False, return_offsets_mapping=False, return_length=False,
+                      verbose=True, split_special_tokens=None, sanitize_control_tokens=False)
+
+@patch
+def __call__(self: FactorizerTokenizer, text=None, text_pair=None, text_target=None, text_pair_target=None,
+             tokenizer_kwargs: dict | None = None, **kwargs) -> BatchEncoding:
+    """Triplet ids [batch, length, 3] of one text or a batch (or pairs), cut, padded and masked as asked; with
+    `text_target`, its ids as `labels`. Takes every keyword of `PreTrainedTokenizerBase.__call__` (others are ignored)."""
+    args = {**_CALL_DEFAULTS, **(tokenizer_kwargs or {}), **kwargs}
+    max_target_length = args.pop("max_target_length", None)
+    if other := sorted(set(args) - set(_CALL_DEFAULTS)):                      # as transformers: noted, then ignored
+        logger.warning(f"Keyword arguments {other} not recognized.")
+        for k in other: args.pop(k)
+    if text is None and text_target is None: raise ValueError("You need to specify either `text` or `text_target`.")
+    out = None if text is None else self._encode(text, text_pair, **args)
+    if text_target is None: return out
+    if max_target_length is not None: args["max_length"] = max_target_length
+    target = self._encode(text_target, text_pair_target, **args)
+    if out is None: return target
+    out["labels"] = target["input_ids"]
+    return out
+
+@patch
+def _encode(self: FactorizerTokenizer, text, text_pair, add_special_tokens: bool, padding, truncation,
+            max_length: int | None, stride: int, is_split_into_words: bool, pad_to_multiple_of: int | None,
+            padding_side: str | None, return_tensors, return_token_type_ids: bool | None,
+            return_attention_mask: bool | None, return_overflowing_tokens: bool, return_special_tokens_mask: bool,
+            return_offsets_mapping: bool, return_length: bool, verbose: bool, split_special_tokens: bool | None,
+            sanitize_control_tokens: bool) -> BatchEncoding:
+    "`__call__` of one text, a batch or pairs (one batch of pairs may come as 2-tuples)."
+    if text_pair is None and (pairs := _pairs(text, is_split_into_words)) is not None: text, text_pair = pairs
+    split = self.split_special_tokens if split_special_tokens is None else split_special_tokens
     pad, cut, max_length = _strategies(self, padding, truncation, max_length)
+    if (cut != TruncationStrategy.DO_NOT_TRUNCATE and pad != PaddingStrategy.DO_NOT_PAD and pad_to_multiple_of
+            and max_length is not None and max_length % pad_to_multiple_of):
+        raise ValueError("Truncation and padding are both activated but truncation length "
+                         f"({max_length}) is not a multiple of pad_to_multiple_of ({pad_to_multiple_of}).")
     asked = dict(token_type_ids=return_token_type_ids, attention_mask=return_attention_mask is not False,
                  special_tokens_mask=return_special_tokens_mask, offset_mapping=return_offsets_mapping)
+    pattern = self._added_pattern(split)
     if (text_pair is None and not is_split_into_words and isinstance(text, (list, tuple)) and cut in _COLUMN_CUTS
-            and all(type(t) is str for t in text)):                   # a batch of plain texts: from columns
+            and not return_overflowing_tokens and not sanitize_control_tokens and all(type(t) is str for t in text)
+            and not (pattern and any(pattern.search(t) for t in text))):      # a batch of plain texts: from columns
         out = self._column_call(list(text), add_special_tokens, pad, cut, max_length, pad_to_multiple_of,
-                                padding_side, asked, return_length, return_tensors)
+                                padding_side, asked, return_length, return_tensors, verbose)
         if out is not None: return out
-    rows, batched = self._rows(text, text_pair, add_special_tokens, is_split_into_words, max_length, cut)
+    rows, batched, sample = self._rows(text, text_pair, add_special_tokens, is_split_into_words, max_length, cut,
+                                       stride, return_overflowing_tokens, split, sanitize_control_tokens)
+    if cut == TruncationStrategy.DO_NOT_TRUNCATE: self._warn_if_too_long([len(r["input_ids"]) for r in rows],
+                                                                         max_length, verbose)
     rows = self._padded(rows, pad, max_length, pad_to_multiple_of, padding_side)
     data = {c: [r[c] for r in rows] for c in ["input_ids"] + [c for c, on in asked.items() if on]}
     if return_length: data["length"] = [len(r["input_ids"]) for r in rows]
+    if return_overflowing_tokens: data["overflow_to_sample_mapping"], batched = sample, True
     n_seq = 1 if text_pair is None else 2
     views = [TokenView(r["tokens"], r["word_ids"], r["sequence_ids"], r["offset_mapping"], n_seq) for r in rows]
     if not batched: data = {c: v[0] for c, v in data.items()}
@@ -441,8 +671,26 @@ def save_vocabulary(self: FactorizerTokenizer, save_directory: str, filename_pre
     path = Path(save_directory) / ((filename_prefix + "-" if filename_prefix else "") + VOCAB_FILE)
     return (str(self.factorizer.save(path)),)
 
+@patch(cls_method=True)
+def convert_added_tokens(cls: FactorizerTokenizer, obj, save: bool = False, add_type_field: bool = True):
+    """`transformers`' conversion of what `save_pretrained` stores, which stores the `factorizer` argument as the settings
+    that have no argument of their own: `__init__` rebuilds the `Factorizer` from them and the vocabulary file."""
+    if isinstance(obj, Factorizer): return {k: v for k, v in obj.config().items() if k not in _SETTINGS}
+    return super(FactorizerTokenizer, cls).convert_added_tokens(obj, save=save, add_type_field=add_type_field)
+
 class FactorizerConfig(PreTrainedConfig):
     "The config class `AutoTokenizer` maps to `FactorizerTokenizer` (a tokenizer directory needs no config.json)."
     model_type = "factorizer"
 
 AutoTokenizer.register(FactorizerConfig, FactorizerTokenizer, exist_ok=True)
+
+# %% ../../nbs/hf/00_tokenizer.ipynb #ad0ed001
+@patch
+def add_special_tokens(self: FactorizerTokenizer, special_tokens_dict: dict, replace_extra_special_tokens=True) -> int:
+    "`transformers`' `add_special_tokens`; one of the five named anew becomes an alias (an error if the name is taken)."
+    for attr, special in _SPECIAL_ATTRIBUTES.items():
+        v = (special_tokens_dict or {}).get(attr)
+        if v is not None and str(v) != special and self._known(str(v)):
+            raise ValueError(f"{attr}={str(v)!r}: FACTORIZER's {special} keeps its own triplet; {str(v)!r} is already "
+                             f"another token, so it cannot become {special}'s name")
+    return PreTrainedTokenizerBase.add_special_tokens(self, special_tokens_dict, replace_extra_special_tokens)
