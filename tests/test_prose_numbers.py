@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # the main job's notebooks and the summaries; heavy/ and lm/ describe tables of other profiles in prose of their own
 NOTEBOOKS = sorted(glob.glob(str(ROOT / "nbs/paper/*.ipynb")) + glob.glob(str(ROOT / "nbs/paper/summary/*.ipynb")))
 NUMBER = re.compile(r"(?<![\w.])[−-]?(?:\d[\d,]*\.\d+|\d{1,3}(?:,\d{3})+)(?:%|×)?")
-IN_CELL = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")              # the numbers of a table cell such as "60.39 ± 0.48"
+IN_CELL = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")   # the numbers of a table cell ("60.39 ± 0.48")
 NOT_IN_TABLES = {
     "12_vocab_inference.ipynb": {"16.8"},     # 256^3 triplets in millions: the codebooks' size, no result
     "41_fig4_parser.ipynb": {"12,544"},       # en_ewt's training sentences: the plateau profile's setting
