@@ -12,7 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from contextlib import nullcontext
-from .training import VQConfig, load_checkpoint, train
+from .training import VQConfig, load_checkpoint, run_fingerprint, train
+from ..core.pins import PinError, Pins
 from ..core.text import BOW_BYTES, EOW_BYTES
 from ..core.settings import load_settings, run_dir
 from ..core.corpora import training_counts, WordList
@@ -24,7 +25,8 @@ from .vqvae import (BOW_TOKEN, END_TOKEN, EOW_TOKEN, MAX_TOKENS, PAD_TOKEN, Fact
 # %% auto #0
 __all__ = ['DECODE_SDPA_BACKENDS', 'Entries', 'load_vqvae', 'prior_triplets', 'greedy_decode', 'vocabulary_entries',
            'entry_items', 'build_vocabulary', 'code_vectors', 'fallback_subwords', 'best_triplets', 'fallback_entries',
-           'add_byte_fallback', 'read_off', 'infer_vocabulary', 'trained_vocabulary', 'ladder_vocabulary']
+           'add_byte_fallback', 'read_off', 'infer_vocabulary', 'trained_vocabulary', 'ladder_vocabulary',
+           'run_vocabulary']
 
 # %% ../../nbs/factorizer/12_vocab_inference.ipynb #c6761621
 def load_vqvae(checkpoint: str | Path, use_ema: bool = True,
@@ -232,3 +234,21 @@ def ladder_vocabulary(lang: str, vq_profile: str, ladder_dir: str | Path | None 
     ladder_dir = Path(ladder_dir) if ladder_dir else run_dir(lang, profile="grid") / "ladder"
     return trained_vocabulary(lang, vq_profile, ladder_dir / f"{vq_profile}-{top or 'all'}", top, device=device)
 
+
+# %% ../../nbs/factorizer/12_vocab_inference.ipynb #577bad7a
+def run_vocabulary(settings: dict, work: str | Path, ledger: str | Path | None = None) -> Path:
+    """`work/vocab.dawg`: this run's, or else the pinned vocabulary of the settings' language and profile restored
+    there; a one-line error saying what to run first where neither exists."""
+    path, lang, profile = Path(work) / "vocab.dawg", settings["lang"], settings["profile"]
+    if path.exists(): return path
+    pins = Pins.of(lang, profile, "use", root=ledger)
+    inference = {k: settings[k] for k in ("vocab_add_log_prior", "vocab_byte_fallback", "vocab_batch_size")}
+    counts = training_counts(WordList.from_settings(settings), top_n=settings["vq_top_words"])
+    def missing(): raise FileNotFoundError(f"no {path}")
+    vq = run_fingerprint(VQConfig.from_settings(settings), counts, lang=lang, profile=profile)
+    try: pins.file("vocab.dawg", path, missing, codec="vocab-columns", vq=vq, **inference)
+    except PinError as e:
+        raise FileNotFoundError(f"No vocabulary at {path} and none pinned for {lang} ({profile}): run "
+                                f"nbs/paper/11_train_vqvae and 12_vocab_inference first ({e})") from None
+    print(f"No run of 12_vocab_inference here: the pinned vocabulary of {lang} ({profile}) from {pins.root}")
+    return path

@@ -15,8 +15,8 @@ from ..core.pins import machine_record
 # %% auto #0
 __all__ = ['PACKAGES', 'NOTEBOOK_ENV', 'MANIFEST_VOLATILE', 'VOLATILE_SETTINGS', 'XZ', 'FIGURE_DATA_XZ_BYTES',
            'UNRECORDED_SUFFIXES', 'OLDER_CODE', 'git_state', 'package_versions', 'data_checksums', 'thread_counts',
-           'running_notebook', 'manifest', 'figure_dir', 'save_figure', 'save_table', 'older_code_outputs',
-           'column_problems', 'output_problems', 'main']
+           'running_notebook', 'manifest', 'in_kernel', 'shown_figure', 'shown_table', 'show', 'Saved', 'figure_dir',
+           'save_figure', 'save_table', 'older_code_outputs', 'column_problems', 'output_problems', 'main']
 
 # %% ../../nbs/infra/90_reporting.ipynb #d3cc8661
 PACKAGES = ("factorizer-nb", "torch", "numpy", "sentencepiece", "tokenizers", "gensim", "wordfreq", "dawg2", "conllu",
@@ -80,6 +80,43 @@ def manifest(caption: str, settings: dict, seeds: dict, data_files=(), **extra) 
                 python=platform.python_version(), threads=thread_counts(), machine=machine_record(),
                 data=data_checksums(data_files),
                 **({"notebook": nb} if (nb := running_notebook()) else {}), **extra)
+
+# %% ../../nbs/infra/90_reporting.ipynb #c08289d1
+def in_kernel() -> bool:
+    "Whether this runs in a Jupyter kernel, where saved figures and tables are also shown."
+    ip = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+    return getattr(ip, "kernel", None) is not None
+
+def _markdown_text(text: str) -> str:
+    "`text` with the characters Markdown or MathJax would read as markup escaped, so that it renders as written."
+    return "".join("\\" + ch if ch in "\\`*_[]<>$#|" else ch for ch in text)
+
+def shown_figure(name: str, png: bytes, caption: str) -> list:
+    "What a saved figure shows as: the PNG written, then `Figure name.` and the caption, as Markdown."
+    from IPython.display import Image, Markdown
+    return [Image(data=png, format="png"), Markdown(f"**Figure `{name}`.** {_markdown_text(caption)}")]
+
+def shown_table(name: str, df, caption: str) -> list:
+    """What a saved table shows as: `Table name.` and the caption, as Markdown, then the table without the columns that
+    are empty in every row (named after the caption; the file keeps them)."""
+    from IPython.display import Markdown
+    empty = [c for c in df.columns if df[c].isna().all()] if len(df) else []
+    note = f" *Not shown, empty in every row: {_markdown_text(', '.join(map(str, empty)))}.*" if empty else ""
+    return [Markdown(f"**Table `{name}`.** {_markdown_text(caption)}{note}"), df.drop(columns=empty)]
+
+def show(objs: list) -> None:
+    "Display `objs` in a Jupyter kernel; nothing elsewhere."
+    if not in_kernel(): return
+    from IPython.display import display
+    display(*objs)
+
+class Saved(list):
+    "The paths `save_figure` and `save_table` wrote; in a notebook, one line naming them."
+    def _repr_markdown_(self) -> str:
+        if not self: return "Nothing saved."
+        root, d = project_root(), Path(self[0]).parent
+        where = d.relative_to(root).as_posix() if d.is_relative_to(root) else str(d)
+        return f"Saved in `{where}/`: " + ", ".join(f"`{Path(p).name}`" for p in self)
 
 # %% ../../nbs/infra/90_reporting.ipynb #7ccf2c69
 def figure_dir(profile: str = DEFAULT_PROFILE) -> Path:
@@ -148,26 +185,31 @@ def _save_outputs(d: Path, name: str, outputs: dict[Path, bytes], m: dict) -> li
     changed = [p for p, data in outputs.items() if _differs(p, data)]
     for p in changed: _write(p, outputs[p])
     recorded = any(p.suffix not in UNRECORDED_SUFFIXES for p in changed)
-    return list(outputs) + [_write_manifest(d, name, m, outputs_changed=recorded)]
+    return Saved(list(outputs) + [_write_manifest(d, name, m, outputs_changed=recorded)])
 
 def save_figure(fig, name: str, data, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None,
-                **extra) -> list[Path]:
-    "Write a matplotlib figure as PNG and PDF with its data (CSV, xz above `FIGURE_DATA_XZ_BYTES`) and manifest."
+                **extra) -> Saved:
+    """Write a matplotlib figure as PNG and PDF with its data (CSV, xz above `FIGURE_DATA_XZ_BYTES`) and manifest; in
+    a Jupyter kernel, show the PNG written and its caption."""
     d = _out_dir(out_dir, settings)
     outputs = {d / f"{name}.{fmt}": _figure_bytes(fig, fmt) for fmt in ("png", "pdf")}
     table = data.to_csv(index=False).encode("utf-8")
     csv_path = d / (f"{name}.csv{XZ}" if len(table) > FIGURE_DATA_XZ_BYTES else f"{name}.csv")
     outputs[csv_path] = table
     (d / f"{name}.csv{XZ}" if csv_path.suffix == ".csv" else d / f"{name}.csv").unlink(missing_ok=True)  # the other form
-    return _save_outputs(d, name, outputs, manifest(caption, settings, seeds, data_files, **extra))
+    saved = _save_outputs(d, name, outputs, manifest(caption, settings, seeds, data_files, **extra))
+    show(shown_figure(name, outputs[d / f"{name}.png"], caption))
+    return saved
 
 def save_table(df, name: str, caption: str, settings: dict, seeds: dict, data_files=(), out_dir=None,
-               **extra) -> list[Path]:
-    "Write a table as CSV and Markdown with its manifest."
+               **extra) -> Saved:
+    "Write a table as CSV and Markdown with its manifest; in a Jupyter kernel, show it with its caption."
     d = _out_dir(out_dir, settings)
     outputs = {d / f"{name}.csv": df.to_csv(index=False).encode("utf-8"),
                d / f"{name}.md": f"{caption}\n\n{df.to_markdown(index=False)}\n".encode("utf-8")}
-    return _save_outputs(d, name, outputs, manifest(caption, settings, seeds, data_files, **extra))
+    saved = _save_outputs(d, name, outputs, manifest(caption, settings, seeds, data_files, **extra))
+    show(shown_table(name, df, caption))
+    return saved
 
 # %% ../../nbs/infra/90_reporting.ipynb #ac6af095
 # a manifest's note: why a committed table keeps the columns of an older version of the code

@@ -4,14 +4,15 @@
 
 # %% ../../nbs/infra/91_reproduce.ipynb #2ba6ff50
 from __future__ import annotations
-import argparse, logging, os, sys, time
+import argparse, logging, os, re, sys, time
 from pathlib import Path
 from ..core.settings import LANGS, RUNS_ENV, load_settings, project_root, run_dir
 from ..core.pins import PIN_MODES
 from .reporting import NOTEBOOK_ENV
 
 # %% auto #0
-__all__ = ['log', 'paper_notebooks', 'requirements', 'missing_requirements', 'run_notebooks', 'run_summaries', 'main']
+__all__ = ['log', 'paper_notebooks', 'requirements', 'missing_requirements', 'copy_label', 'run_notebooks', 'run_summaries',
+           'main']
 
 # %% ../../nbs/infra/91_reproduce.ipynb #e2dd2af6
 log = logging.getLogger(__name__)
@@ -31,10 +32,19 @@ def missing_requirements(nb: Path, settings: dict) -> list[str]:
     "The settings `nb` needs that are not available (`-`) for a language."
     return [k for k in requirements(nb) if str(settings.get(k, "-")).strip() in ("", "-")]
 
+def copy_label(parameters: dict | None) -> str:
+    """What an executed copy's name adds for `parameters` (`-p corpus=text/en_gutenberg8.txt.xz`:
+    `-corpus_en_gutenberg8`), so that runs of one notebook on another corpus never overwrite each other."""
+    def short(v):
+        s = str(v)
+        return Path(s).name.split(".")[0] if "/" in s or re.search(r"\.[a-z]+$", s) else s
+    return "".join(f"-{k}_{re.sub(r'[^0-9A-Za-z_.+]+', '_', short(v))}" for k, v in sorted((parameters or {}).items()))
+
 def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_dir=None, parameters: dict | None = None,
-                  kernel_name: str | None = None, lang_param: str | None = None) -> dict[tuple[str, str], str | None]:
-    """Execute each notebook for each language (or once per name in `langs`, each given `lang_param`); {(lang,
-    notebook): error or None}."""
+                  kernel_name: str | None = None, lang_param: str | None = None,
+                  label: str = "") -> dict[tuple[str, str], str | None]:
+    """Execute each notebook for each language (or once per name in `langs`, each given `lang_param`), its executed copy
+    named `<notebook><label>.ipynb`; {(lang, notebook): error or None}."""
     import papermill as pm
     root, results = project_root(), {}
     notebooks = [Path(n) for n in (notebooks or paper_notebooks(root))]
@@ -53,8 +63,10 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
             # the kernel's manifests name it (`running_notebook`)
             before, os.environ[NOTEBOOK_ENV] = os.environ.get(NOTEBOOK_ENV), f"{name}@{t0}"
             try:
-                pm.execute_notebook(str(nb), str(out_dir / nb.name),
-                                    parameters=dict(lang=lang_param or lang, profile=profile, **(parameters or {})),
+                declared = pm.inspect_notebook(str(nb))               # any other parameter it does not declare is left out
+                given = {k: v for k, v in (parameters or {}).items() if k in declared}
+                pm.execute_notebook(str(nb), str(out_dir / f"{nb.stem}{label}{nb.suffix}"),
+                                    parameters=dict(lang=lang_param or lang, profile=profile, **given),
                                     cwd=str(nb.parent), kernel_name=kernel_name, progress_bar=False)
             except Exception as e:  # papermill raises PapermillExecutionError and others; keep going
                 err = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
@@ -106,18 +118,22 @@ def main(argv: list[str] | None = None) -> int:
         for lang in a.langs: load_settings(lang, a.profile)
         missing = [n for n in (a.notebooks or []) + (a.summaries or []) if not Path(n).is_file()]
         if missing: raise FileNotFoundError(f"no such notebook: {', '.join(missing)}")
-        params = dict(_parameter(p) for p in a.parameter) | {"pins": a.pins}
+        given = dict(_parameter(p) for p in a.parameter)
+        params = given | {"pins": a.pins}
     except (KeyError, FileNotFoundError, ValueError) as e:
         ap.exit(2, f"reproduce: error: {e.args[0] if e.args else e}\n")   # one line, no traceback
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if a.pins == "use": os.environ.setdefault(RUNS_ENV, str(project_root() / "runs" / "pinned"))   # not real runs
-    res = {} if a.only_summaries else run_notebooks(a.langs, a.profile, a.notebooks, parameters=params)
+    res = {} if a.only_summaries else run_notebooks(a.langs, a.profile, a.notebooks, parameters=params,
+                                                    label=copy_label(given))
     # after a per-language run: every language with outputs, not only these
     if a.summaries or a.only_summaries or not a.notebooks:
         res.update(run_summaries(a.langs if a.only_summaries else None, a.profile, notebooks=a.summaries))
     failed = [k for k, v in res.items() if v]
-    for lang, nb in failed: log.error("failed: %s %s (executed copy in %s)", lang, nb,
-                                      run_dir(lang, profile=a.profile) / nb)
+    for lang, nb in failed:
+        label = "" if lang == "summary" else copy_label(given)
+        log.error("failed: %s %s (executed copy in %s)", lang, nb,
+                  run_dir(lang, profile=a.profile) / f"{Path(nb).stem}{label}.ipynb")
     return 1 if failed else 0
 
 # %% ../../nbs/infra/91_reproduce.ipynb #f0b85840
