@@ -36,14 +36,16 @@ SERVER_CONFIG = {"ContentsManager": {"pre_save_hook": "factorizer_nb.infra.lab.c
 LAB_OVERRIDES = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 
 def install(prefix: str | Path | None = None) -> list[Path]:
-    """Write the server configuration (`etc/jupyter/jupyter_server_config.d/factorizer-nb.json`) and the settings
-    overrides (`share/jupyter/lab/settings/overrides.json`) into `prefix` (this environment); the files written."""
+    """Merge the server configuration into `etc/jupyter/jupyter_server_config.json` and the settings overrides into
+    `share/jupyter/lab/settings/overrides.json` of `prefix` (this environment); the files written."""
     prefix = Path(prefix or sys.prefix)
-    files = {prefix / "etc/jupyter/jupyter_server_config.d/factorizer-nb.json": SERVER_CONFIG,
+    files = {prefix / "etc/jupyter/jupyter_server_config.json": SERVER_CONFIG,
              prefix / "share/jupyter/lab/settings/overrides.json": LAB_OVERRIDES}
     for path, data in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        have = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        for section, values in data.items(): have.setdefault(section, {}).update(values)   # others' settings kept
+        path.write_text(json.dumps(have, indent=2) + "\n", encoding="utf-8")
     return list(files)
 
 # %% ../../nbs/infra/89_lab.ipynb #229b2e45
