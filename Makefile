@@ -6,6 +6,8 @@
 #   make figures              every committed figure and table of the main job again from the pinned artefacts (no training)
 #   make pin                  make reproduce for LANGS, pinning what it trains in data/ledger/<lang>-small/ (commit it)
 #   make seed-spread          the main job under 5 seeds: the spread the reproduction report's tolerances come from
+#   make lab                  JupyterLab on the project root and its kernel (PORT=8888, LAB_ARGS=--no-browser; --allow-root as root),
+#                             with tqdm's widgets, no news prompt, and notebooks under nbs/ saved clean (nbs/infra/89_lab)
 #   make readme               write README.md from nbs/index.ipynb
 #   make results-index        write figures/results_index.md and .csv from the committed CSVs (every job below ends with it)
 #   make docs                 the rendered notebooks, figures and tables as a site in _docs/ (make docs-check: open it in headless Chromium)
@@ -73,6 +75,7 @@ setup:
 	  $(BIN)/pip install -q --require-hashes -r requirements.lock && \
 	  $(BIN)/pip install -q --no-deps -e . && \
 	  $(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "factorizer-nb (python3)" >/dev/null && \
+	  $(BIN)/python -m factorizer_nb.infra.lab --install-only && \
 	  cat pyproject.toml requirements.lock > $(VENV)/.installed; }
 
 # Re-resolve requirements.lock from pyproject.toml (uv reads the package indexes from UV_INDEX_URL, UV_EXTRA_INDEX_URL, UV_FIND_LINKS).
@@ -280,8 +283,11 @@ bench: setup
 data: setup
 	$(BIN)/python -m factorizer_nb.core.sources download
 
+# JupyterLab on the whole checkout (nbs/, runs/, figures/): `make lab PORT=8888 LAB_ARGS=--no-browser`
+PORT ?=
+LAB_ARGS ?=
 lab: setup
-	$(BIN)/jupyter lab nbs
+	$(BIN)/python -m factorizer_nb.infra.lab $(if $(PORT),--port $(PORT)) $(LAB_ARGS)
 
 clean-runs:
 	rm -rf runs

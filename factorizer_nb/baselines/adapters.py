@@ -8,6 +8,7 @@ import heapq, os, random, tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 from fastcore.basics import patch
+from ..core.progress import progress_phase
 from ..core.protocol import Tokenizer, to_b64, from_b64
 from ..core.text import mark
 
@@ -53,7 +54,9 @@ def spm_load(path: str | Path):
 def spm_train(**kwargs):
     "`SentencePieceTrainer.train` with a clear error when the vocabulary cannot hold the text's characters."
     import sentencepiece as spm
-    try: spm.SentencePieceTrainer.train(minloglevel=2, **kwargs)
+    try:
+        with progress_phase(f"sentencepiece {kwargs.get('model_type', 'unigram')} {kwargs.get('vocab_size', '')}"):
+            spm.SentencePieceTrainer.train(minloglevel=2, **kwargs)
     except RuntimeError as e:
         if "required_chars" not in str(e): raise
         need = str(e).split(" vs ")[-1].split(".")[0].strip()

@@ -13,7 +13,8 @@ __all__ = ['PACKAGE', 'BASE_MODULES', 'DEV_MODULES', 'HF_MODULES', 'extra_for', 
 # %% ../../nbs/core/07_extras.ipynb #35d3830b
 PACKAGE = "factorizer-nb"
 BASE_MODULES = frozenset({"numpy", "numba", "llvmlite", "dawg", "fastcore", "tqdm"})
-DEV_MODULES = frozenset({"nbdev", "papermill", "nbformat", "nbclient", "ipykernel", "jupyterlab", "pytest",
+DEV_MODULES = frozenset({"nbdev", "papermill", "nbformat", "nbclient", "ipykernel", "jupyterlab", "ipywidgets",
+                         "pytest",
                          "hypothesis", "psutil", "build", "twine", "mkdocs", "material", "mkdocs_jupyter", "selenium"})
 HF_MODULES = frozenset({"transformers"})
 

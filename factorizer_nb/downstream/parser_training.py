@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 import torch
 import conllu
-from tqdm.auto import tqdm
+from ..core.progress import progress as progress_bar
 from ..core.sources import DataError
 from ..core.settings import atomic_write, config_from, load_settings, run_dir, LANGS, load_checkpoint
 from ..core.protocol import Tokenizer, load_tokenizer
@@ -268,7 +268,7 @@ def train_parser(tokenizer: Tokenizer, train: Sequence[conllu.TokenList], dev: S
     pad, encoded = tokenizer.special_id("[PAD]"), None
     autocast = torch.autocast("cuda",
                               dtype=torch.bfloat16) if device.type == "cuda" else torch.autocast("cpu", enabled=False)
-    bar = tqdm(range(start, t.epochs), desc=f"parser {tokenizer.name}", disable=not progress, initial=start,
+    bar = progress_bar(range(start, t.epochs), desc=f"parser {tokenizer.name}", disable=not progress, initial=start,
                total=t.epochs)
     for epoch in bar:
         began = time.perf_counter()

@@ -12,7 +12,7 @@ import torch
 import torch.distributed as dist
 from fastcore.basics import patch
 from torch.nn.parallel import DistributedDataParallel
-from tqdm.auto import tqdm
+from ..core.progress import progress as progress_bar
 from ..core.sources import DataError
 from ..core.settings import atomic_write, config_from, load_checkpoint, load_settings
 from ..core.corpora import training_counts, WordList
@@ -437,7 +437,7 @@ def train(counts: Sequence[tuple[str, int]], out_dir: str | Path, cfg: VQConfig,
     if rank == 0: _truncate_log(log_path, st.step, LOG_COLUMNS)  # a run killed before its first checkpoint leaves rows
     net = DistributedDataParallel(st.model, broadcast_buffers=False) if world > 1 else st.model
     end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
-    bar = tqdm(total=cfg.steps, initial=st.step, disable=not progress or rank != 0, desc="vq-vae", unit="step")
+    bar = progress_bar(total=cfg.steps, initial=st.step, disable=not progress or rank != 0, desc="vq-vae", unit="step")
     with open(log_path if rank == 0 else os.devnull, "a", newline="") as log_file, bar:   # one log, written by rank 0
         writer = csv.writer(log_file)
         st.model.train()

@@ -54,13 +54,13 @@ DECODE_SDPA_BACKENDS = [SDPBackend.MATH]
 def greedy_decode(model: FactorizerVQVAE, triplets: torch.Tensor, max_tokens: int = MAX_TOKENS, batch_size: int = 4096,
                   progress: bool = True) -> tuple[list[list[int]], torch.Tensor, torch.Tensor]:
     "Greedy outputs of the decoder for triplets [N, 3]: token lists (without END), log p(w|z) [N], finished [N]."
-    from tqdm.auto import tqdm
+    from factorizer_nb.core.progress import progress as progress_bar
     device = next(model.parameters()).device
     bf16 = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
     # the CPU as before
     math_sdpa = lambda: sdpa_kernel(DECODE_SDPA_BACKENDS) if device.type == "cuda" else nullcontext()
     seqs, logps, done_all = [], [], []
-    for s in tqdm(range(0, len(triplets), batch_size), disable=not progress, desc="decode", unit="batch"):
+    for s in progress_bar(range(0, len(triplets), batch_size), disable=not progress, desc="decode", unit="batch"):
         trip = triplets[s:s + batch_size].to(device)
         with bf16, math_sdpa(): logits, cache = model.decoder_states(code_vectors(model, trip))  # after z: [B, 3, V]
         B = len(trip)

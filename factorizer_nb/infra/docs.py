@@ -6,14 +6,18 @@
 from __future__ import annotations
 import json, os, re, shutil, subprocess, sys
 from fnmatch import fnmatch
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 import nbformat
 from ..core.settings import project_root
 
 # %% auto #0
-__all__ = ['NOTEBOOK_OUTPUTS', 'LANGUAGES', 'SITE_NAV', 'MKDOCS_YML', 'STATIC', 'CHECK_PAGES', 'TEXT_PAGES', 'output_kind',
-           'source_label', 'output_heading', 'output_cells', 'page_title', 'site_nav', 'stage_docs', 'build_docs',
-           'check_docs', 'main']
+__all__ = ['NOTEBOOK_OUTPUTS', 'LANGUAGES', 'SITE_NAV', 'MKDOCS_YML', 'MATHJAX_DIR', 'MATHJAX_MARKER', 'MATHJAX_CONFIG',
+           'MATHJAX_LOCAL', 'STATIC', 'CHECK_PAGES', 'MATH_PAGES', 'OFFLINE_FLAGS', 'TEXT_PAGES', 'output_kind',
+           'source_label', 'output_heading', 'output_cells', 'page_title', 'site_nav', 'mathjax_static', 'site_links',
+           'stage_docs', 'fix_page_anchors', 'build_docs', 'localize_mathjax', 'check_docs', 'raw_tex', 'crawl_site',
+           'math_pages', 'main']
 
 # %% ../../nbs/infra/94_docs.ipynb #461ee876
 # the figures and tables each paper notebook writes: file-name prefix under figures/ -> the heading that groups them
@@ -201,16 +205,48 @@ plugins:
   - mkdocs-jupyter:
       include_source: true
       execute: false
+      custom_mathjax_url: "{mathjax_marker}MathJax.js?config={mathjax_config}"
 markdown_extensions:
   - tables
   - pymdownx.arithmatex:
       generic: true
 extra_javascript:
-  - https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js
+  - {mathjax_dir}/MathJax.js?config={mathjax_config}
 nav: {nav}
 """
 
 # files and folders the README and the docs pages link to, copied as they are so that every link of the site resolves
+# MathJax ships with the site (from the package jupyter-server-mathjax, MathJax 2.7): the markdown pages load it as
+# extra JavaScript, the notebook pages through mkdocs-jupyter's MathJax URL, a marker that `localize_mathjax`
+# makes relative
+MATHJAX_DIR, MATHJAX_MARKER = "assets/mathjax", "_mathjax_/"
+MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe,local/factorizer"
+# the package ships MathJax's STIX-Web fonts, not its TeX fonts: HTML-CSS output is told to use those; the hidden copy
+# of each code cell that the copy button reads (mkdocs-jupyter's `clipboard-copy-txt`) is code, not TeX
+MATHJAX_LOCAL = """MathJax.Hub.Config({
+  "HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web", imageFont: null},
+  SVG: {font: "STIX-Web"}, messageStyle: "none", tex2jax: {ignoreClass: "clipboard-copy-txt"}});
+MathJax.Ajax.loadComplete("[MathJax]/config/local/factorizer.js");
+"""
+
+def mathjax_static() -> Path:
+    "MathJax's files, as the package `jupyter-server-mathjax` installs them."
+    import jupyter_server_mathjax
+    return Path(jupyter_server_mathjax.__file__).parent / "static"
+
+_PAGE_LINK = re.compile(r"(\]\()([^)\s#:]+?)\.(md|ipynb)(#[^)\s]*)?\)")
+
+def site_links(text: str, here: Path, root: Path) -> str:
+    """A notebook's markdown links to pages of the checkout (`.md`, `.ipynb`, relative to `here`) pointed at the pages
+    the site renders from them (`.html`; README.md is the home page)."""
+    def fix(m):
+        target = (here / f"{m[2]}.{m[3]}").resolve()
+        if not target.is_file() or not target.is_relative_to(root.resolve()): return m[0]
+        readme = target == (root / "README.md").resolve()          # the home page
+        page = os.path.relpath(root / "index", here).replace(os.sep, "/") if readme else m[2]
+        return f"{m[1]}{page}.html{m[4] or ''})"
+    return _PAGE_LINK.sub(fix, text)
+
 STATIC = ("docs", "benchmarks", "CITATION.cff", "settings.ini", "Makefile", "data/paper_values.csv",
           "data/registry.tsv")
 
@@ -225,18 +261,52 @@ def stage_docs(root: Path | None = None, src: Path | None = None) -> Path:
         f, out = root / name, src / name
         if f.is_dir(): shutil.copytree(f, out, ignore=shutil.ignore_patterns("__pycache__"))
         elif f.is_file(): out.parent.mkdir(parents=True, exist_ok=True); shutil.copy(f, out)
+    shutil.copytree(mathjax_static(), src / MATHJAX_DIR)
+    (src / MATHJAX_DIR / "config/local").mkdir(parents=True, exist_ok=True)
+    (src / MATHJAX_DIR / "config/local/factorizer.js").write_text(MATHJAX_LOCAL, encoding="utf-8")
     readme = (root / "README.md").read_text(encoding="utf-8")
     (src / "index.md").write_text(re.sub(r"\]\((nbs/[^)]+)\.ipynb\)", r"](\1.ipynb)", readme), encoding="utf-8")
     for nb_path in sorted((root / "nbs").rglob("*.ipynb")):
         if nb_path.name == "index.ipynb" or ".ipynb_checkpoints" in nb_path.parts: continue
         rel = nb_path.relative_to(root / "nbs")
         nb = nbformat.read(nb_path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "markdown": cell.source = site_links(cell.source, nb_path.parent, root)
         if rel.parts[0] == "paper":
             depth = "../" * (len(rel.parts) + 0)                   # from nbs/paper[/part]/<nb>/ back to the site root
             nb.cells += output_cells(nb_path.stem, root / "figures", rel=f"{depth}figures")
         out = src / "nbs" / rel; out.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, out)
     return src
+
+# %% ../../nbs/infra/94_docs.ipynb #a45dd6d5
+_HEAD_ID = re.compile(r'(<h([1-6])\b[^>]*?\bid=")([^"]*)"')
+_TOC_LINK = re.compile(r'<a href="#([^"]*)" class="md-nav__link">')
+
+def fix_page_anchors(text: str) -> str:
+    """One page's in-page links as the table of contents needs them: a heading id that repeats gets `_1`, `_2`... (the
+    table of contents' own numbering), and a contents entry that names no id points at the heading in its place."""
+    start = text.find("<article")
+    if start < 0: return text
+    head, art, seen = text[:start], text[start:], {}
+    def unique(m):
+        "The n-th repeat of an id gets `_n`."
+        n = seen.get(m[3], 0); seen[m[3]] = n + 1
+        return m[0] if n == 0 else f'{m[1]}{m[3]}_{n}"'
+    art = _HEAD_ID.sub(unique, art)
+    heads = [(int(m[2]), m[3]) for m in _HEAD_ID.finditer(art)]
+    ids = set(re.findall(r'\bid="([^"]*)"', art))
+    if heads:                                                    # "skip to content": the first heading
+        head = re.sub(r'<a href="#([^"]*)" class="md-skip">',
+                      lambda m: m[0] if m[1] in ids else f'<a href="#{heads[0][1]}" class="md-skip">', head)
+    toc = list(dict.fromkeys(_TOC_LINK.findall(head)))
+    # the contents list the headings down to some depth, the page's title (its first H1) with them or not
+    tries = [[i for level, i in hs if level <= depth] for hs in (heads, heads[1:]) for depth in (6, 5, 4, 3, 2)]
+    body = next((t for t in tries if len(t) == len(toc)), None)
+    if body is None: return head + art
+    moved = {t: b for t, b in zip(toc, body) if t not in ids and t != b}
+    head = _TOC_LINK.sub(lambda m: f'<a href="#{moved.get(m[1], m[1])}" class="md-nav__link">', head)
+    return head + art
 
 # %% ../../nbs/infra/94_docs.ipynb #5859368b
 def build_docs(root: Path | None = None) -> Path:
@@ -245,15 +315,53 @@ def build_docs(root: Path | None = None) -> Path:
     src, site = stage_docs(root), root / "_docs"
     cfg = root / "_docs_src.mkdocs.yml"
     nav = json.dumps(site_nav(src), ensure_ascii=False)             # JSON is YAML's flow style
-    cfg.write_text(MKDOCS_YML.format(src=src.name, site=site.name, nav=nav), encoding="utf-8")
+    cfg.write_text(MKDOCS_YML.format(src=src.name, site=site.name, nav=nav, mathjax_dir=MATHJAX_DIR,
+                                     mathjax_config=MATHJAX_CONFIG, mathjax_marker=MATHJAX_MARKER), encoding="utf-8")
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     try: subprocess.run([sys.executable, "-m", "mkdocs", "build", "--clean", "--quiet", "-f", str(cfg)], cwd=root,
                         check=True, env=env)
     finally: cfg.unlink(missing_ok=True)
+    localize_mathjax(site)
+    for page in site.rglob("*.html"):                      # the contents' links to headings with code or repeats
+        text = page.read_text(encoding="utf-8")
+        if (fixed := fix_page_anchors(text)) != text: page.write_text(fixed, encoding="utf-8")
     return site
+
+def localize_mathjax(site: Path) -> int:
+    "Point each notebook page's MathJax (`MATHJAX_MARKER`) at the site's own copy, relative to the page; pages changed."
+    n = 0
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        if f'src="{MATHJAX_MARKER}' not in text: continue
+        up = "../" * (len(page.relative_to(site).parts) - 1)
+        page.write_text(text.replace(f'src="{MATHJAX_MARKER}', f'src="{up}{MATHJAX_DIR}/'), encoding="utf-8"); n += 1
+    return n
 
 # %% ../../nbs/infra/94_docs.ipynb #a39f6a12
 CHECK_PAGES = ("index.html", "figures/results_index.html", "nbs/paper/13_fig3_splits.html")
+# opened in any case: the page with the most equations; `math_pages` adds every page with TeX in it
+MATH_PAGES = ("nbs/factorizer/07_search.html",)
+# MathJax's MathML output declares its TeX fonts for mathvariant styles, which the package does not ship; the HTML-CSS
+# output draws with STIX-Web, so those requests (and Chromium's blocked 'about:blank' font) are counted, not failed
+_FONT_FALLBACK = re.compile(r"assets/mathjax/fonts/HTML-CSS/TeX/|font at 'about:blank'|about:blank - Failed to load")
+# the browser with no network: every host name fails to resolve, and every request goes to a closed local port
+OFFLINE_FLAGS = ("--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http://127.0.0.1:9",
+                 "--disable-background-networking")
+# resolves once MathJax has typeset the page (MathJax 2's startup hook, then its queue), or says why not
+_MATHJAX_DONE = """const done = arguments[arguments.length - 1];
+if (!window.MathJax || !window.MathJax.Hub) { done("not loaded"); return; }
+if (MathJax.isReady) MathJax.Hub.Queue(() => done("typeset"));
+else MathJax.Hub.Register.StartupHook("End", () => MathJax.Hub.Queue(() => done("typeset")));"""
+# the page's text a reader sees as prose: not code, scripts or typeset equations
+_VISIBLE_TEXT = """const skip = "pre, code, script, style, .MathJax, .MathJax_Display, .MathJax_Preview, .highlight, " +
+  ".clipboard-copy-txt";
+const root = document.querySelector("article") || document.body, parts = [];
+const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+while (walk.nextNode()) {
+  const p = walk.currentNode.parentElement;
+  if (p && !p.closest(skip)) parts.push(walk.currentNode.data);
+}
+return parts.join("");"""
 TEXT_PAGES = ("index.html", "figures/results_index.html")     # pages without figures of their own
 
 # a notebook's error outputs as mkdocs-jupyter renders them
@@ -276,9 +384,11 @@ def check_docs(site: Path | None = None, pages=CHECK_PAGES) -> dict[str, dict]:
     if not (browser and drv): raise RuntimeError("make docs-check needs Debian's chromium and chromium-driver (apt-get "
                                                  "install chromium chromium-driver)")
     opts = webdriver.ChromeOptions(); opts.binary_location = browser
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files"): opts.add_argument(a)
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files", *OFFLINE_FLAGS):
+        opts.add_argument(a)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver, out = webdriver.Chrome(options=opts, service=Service(executable_path=drv)), {}
+    driver.set_script_timeout(120)
     try:
         for page in pages:
             path = site / page
@@ -290,17 +400,85 @@ def check_docs(site: Path | None = None, pages=CHECK_PAGES) -> dict[str, dict]:
             links = driver.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
             errors = driver.execute_script(f"return Array.from(document.querySelectorAll('{_ERROR_OUTPUTS}'))"
                                            ".map(e => e.innerText.slice(0, 200))")
+            mathjax = driver.execute_async_script(_MATHJAX_DONE)        # typesetting ends before the text is read
+            text = driver.execute_script(_VISIBLE_TEXT)
+            typeset = driver.execute_script("return document.querySelectorAll('.MathJax, .MathJax_Display').length")
             heads = driver.execute_script("return Array.from(document.querySelectorAll('article h1, article h2, "
                                           "article h3, article h4')).map(h => h.innerText.trim())")
             logs = [l["message"] for l in driver.get_log("browser") if l["level"] == "SEVERE"]
             external = [l for l in logs if re.search(r"https?://(?!localhost)", l)]
+            fonts = [l for l in logs if l not in external and _FONT_FALLBACK.search(l)]
             out[page] = dict(title=driver.title, images=len(imgs), broken_images=[s for s, ok in imgs if not ok],
                              links=len(links), broken_links=sorted({h for h in links if _missing_target(h)}),
                              error_outputs=errors, headings=len(heads),
                              duplicate_headings=sorted({h for h in heads if heads.count(h) > 1}),
-                             console_errors=[l for l in logs if l not in external], external_failures=external)
+                             console_errors=[l for l in logs if l not in external and l not in fonts],
+                             external_failures=external, font_fallbacks=len(fonts),
+                             mathjax=mathjax, equations=typeset, raw_tex=raw_tex(text)[:5])
     finally: driver.quit()
     return out
+
+# %% ../../nbs/infra/94_docs.ipynb #79a250ce
+_TEX = re.compile(r"(?<![\\$\w])\$(?=[^\s$])[^$\n]{1,200}?(?<=[^\s$])\$(?![\w$])|\$\$[^$]+\$\$|\\\(|\\\["
+                  r"|\\(?:frac|sum|alpha|beta|lambda|log|mathrm|mathcal|operatorname|text|cdot|times|le|ge|in)\b")
+
+def raw_tex(text: str) -> list[str]:
+    "TeX in prose: `$...$`, `$$...$$`, `\\(`, `\\[` or a TeX command."
+    return [m[0] for m in _TEX.finditer(text)]
+
+class _Page(HTMLParser):
+    "One page's ids, links, images and prose (outside code, scripts, styles and the copy button's hidden code)."
+    def __init__(self):
+        super().__init__(); self.ids, self.links, self.images, self.text, self._skip = set(), [], [], [], 0
+        self._copy = 0                                      # depth inside a `clipboard-copy-txt` div
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id"): self.ids.add(a["id"])
+        if a.get("name") and tag == "a": self.ids.add(a["name"])
+        if tag == "a" and a.get("href"): self.links.append(a["href"])
+        if tag == "img" and a.get("src"): self.images.append(a["src"])
+        if tag in ("pre", "code", "script", "style"): self._skip += 1
+        if tag == "div" and (self._copy or "clipboard-copy-txt" in (a.get("class") or "").split()): self._copy += 1
+    def handle_endtag(self, tag):
+        if tag in ("pre", "code", "script", "style") and self._skip: self._skip -= 1
+        if tag == "div" and self._copy: self._copy -= 1
+    def handle_data(self, data):
+        if not (self._skip or self._copy): self.text.append(data)
+
+def _local(ref: str) -> tuple[str, str] | None:
+    "A link's path and fragment where it points into the site; None for other schemes and hosts."
+    u = urlparse(ref)
+    return None if u.scheme or u.netloc or ref.startswith(("mailto:", "javascript:")) else (unquote(u.path), u.fragment)
+
+def crawl_site(site: Path) -> dict[str, dict]:
+    """Every page of `site`: {page: dict(broken_links, broken_images, tex)} (`tex`: how many TeX spans its prose
+    has before MathJax)."""
+    site, pages = Path(site), {}
+    for f in sorted(site.rglob("*.html")):
+        if f.relative_to(site).as_posix() == "404.html": continue    # a web server's page: its links are absolute
+        p = _Page(); p.feed(f.read_text(encoding="utf-8", errors="replace")); pages[f] = p
+    out = {}
+    for f, p in pages.items():
+        broken, images = [], []
+        for ref in p.links:
+            if (loc := _local(ref)) is None: continue
+            path, frag = loc
+            target = (f.parent / path).resolve() if path else f
+            if target.is_dir(): target = target / "index.html"
+            if not target.exists(): broken.append(ref)
+            elif frag and target.suffix == ".html" and target in pages and frag not in pages[target].ids:
+                broken.append(ref)
+        for src in p.images:
+            if (loc := _local(src)) is not None and loc[0] and not (f.parent / loc[0]).exists(): images.append(src)
+        out[f.relative_to(site).as_posix()] = dict(broken_links=sorted(set(broken)), broken_images=sorted(set(images)),
+                                                   tex=len(raw_tex("".join(p.text))))
+    return out
+
+def math_pages(crawled: dict[str, dict], least: int = 1) -> list[str]:
+    "The pages with at least `least` TeX spans in their prose, the most first, after `MATH_PAGES`."
+    found = sorted((p for p, r in crawled.items() if r["tex"] >= least and not p.startswith(MATHJAX_DIR)),
+                   key=lambda p: -crawled[p]["tex"])
+    return list(dict.fromkeys([*MATH_PAGES, *found]))
 
 # %% ../../nbs/infra/94_docs.ipynb #684e2053
 def main(argv: list[str] | None = None) -> int:
@@ -310,11 +488,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("cmd", choices=["build", "check"])
     a = ap.parse_args(argv)
     if a.cmd == "build": print(f"site written to {build_docs()}"); return 0
-    report, bad = check_docs(), 0
+    site = project_root() / "_docs"
+    crawled, bad = crawl_site(site), 0
+    for page, r in crawled.items():                              # every page: links and images
+        if r["broken_links"] or r["broken_images"]:
+            bad += 1; print(f"FAIL {page}: {json.dumps(r, ensure_ascii=False)}")
+    maths = math_pages(crawled)
+    clean = sum(1 for r in crawled.values() if not (r["broken_links"] or r["broken_images"]))
+    print(f"crawled {len(crawled)} pages, {clean} without a broken link or image; opening {len(CHECK_PAGES)} pages and "
+          f"the {len(maths)} with equations, offline")
+    report = check_docs(site, list(dict.fromkeys([*CHECK_PAGES, *maths])))
     for page, r in report.items():
         problems = (r.get("missing_page") or r["broken_images"] or r["broken_links"] or r["error_outputs"]
-                    or r["console_errors"] or r["duplicate_headings"]
-                    or (page not in TEXT_PAGES and not r["images"]))         # a paper page must show its figures
+                    or r["console_errors"] or r["duplicate_headings"] or r["external_failures"]
+                    or (page in maths and (r["mathjax"] != "typeset" or r["raw_tex"] or not r["equations"]))
+                    or (page in CHECK_PAGES and page not in TEXT_PAGES and not r["images"]))  # a paper page: figures
         bad += bool(problems)
         print(f"{'FAIL' if problems else 'ok  '} {page}: {json.dumps(r, ensure_ascii=False)}")
     return 1 if bad else 0

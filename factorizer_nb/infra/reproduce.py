@@ -4,15 +4,16 @@
 
 # %% ../../nbs/infra/91_reproduce.ipynb #2ba6ff50
 from __future__ import annotations
-import argparse, logging, os, re, sys, time
+import argparse, codecs, logging, os, re, sys, tempfile, threading, time
 from pathlib import Path
 from ..core.settings import LANGS, RUNS_ENV, load_settings, project_root, run_dir
 from ..core.pins import PIN_MODES
+from ..core.progress import PROGRESS_ENV, PROGRESS_TTY_ENV
 from .reporting import NOTEBOOK_ENV
 
 # %% auto #0
-__all__ = ['log', 'paper_notebooks', 'requirements', 'missing_requirements', 'copy_label', 'run_notebooks', 'run_summaries',
-           'main']
+__all__ = ['log', 'KERNEL_ARGUMENTS', 'paper_notebooks', 'requirements', 'missing_requirements', 'copy_label', 'run_notebooks',
+           'run_summaries', 'committed_seconds', 'clock', 'ProgressRelay', 'error_tail', 'main']
 
 # %% ../../nbs/infra/91_reproduce.ipynb #e2dd2af6
 log = logging.getLogger(__name__)
@@ -50,6 +51,9 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
     notebooks = [Path(n) for n in (notebooks or paper_notebooks(root))]
     # fail fast, before any run, on an unknown language or profile
     for lang in langs: load_settings(lang_param or lang, profile)
+    planned = [(l, nb) for l in langs for nb in notebooks if not missing_requirements(nb, load_settings(lang_param or l,
+                                                                                                       profile))]
+    before_times = committed_seconds(root)
     for lang in langs:
         # runs/<lang>, or runs/<lang>-<profile>
         out_dir = Path(runs_dir) / lang if runs_dir else run_dir(lang, profile=profile)
@@ -60,16 +64,24 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
                 log.info("skipped %s/%s: no %s for this language in settings.ini", lang, nb.name, ", ".join(lacking))
                 results[(lang, nb.name)] = None; continue
             name = nb.resolve().relative_to(root).as_posix() if nb.resolve().is_relative_to(root) else nb.name
+            took = before_times.get((name, lang_param or lang, profile))
+            log.info("[%d of %d] %s %s%s", planned.index((lang, nb)) + 1, len(planned), lang, name,
+                     f" (the last committed run: {clock(took)})" if took else " (no committed run to time it by)")
             # the kernel's manifests name it (`running_notebook`)
             before, os.environ[NOTEBOOK_ENV] = os.environ.get(NOTEBOOK_ENV), f"{name}@{t0}"
+            copy = out_dir / f"{nb.stem}{label}{nb.suffix}"
             try:
                 declared = pm.inspect_notebook(str(nb))               # any other parameter it does not declare is left out
                 given = {k: v for k, v in (parameters or {}).items() if k in declared}
-                pm.execute_notebook(str(nb), str(out_dir / f"{nb.stem}{label}{nb.suffix}"),
-                                    parameters=dict(lang=lang_param or lang, profile=profile, **given),
-                                    cwd=str(nb.parent), kernel_name=kernel_name, progress_bar=False)
+                with ProgressRelay():                           # the kernel's progress bars, on this terminal
+                    pm.execute_notebook(str(nb), str(copy),
+                                        parameters=dict(lang=lang_param or lang, profile=profile, **given),
+                                        cwd=str(nb.parent), kernel_name=kernel_name, progress_bar=False,
+                                        extra_arguments=KERNEL_ARGUMENTS)
             except Exception as e:  # papermill raises PapermillExecutionError and others; keep going
                 err = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
+                log.error("%s %s failed; the executed copy: %s\n%s", lang, nb.name, copy,
+                          error_tail(e))
             finally:
                 if before is None: os.environ.pop(NOTEBOOK_ENV, None)
                 else: os.environ[NOTEBOOK_ENV] = before
@@ -86,6 +98,73 @@ def run_summaries(langs=None, profile: str = "small", runs_dir=None, kernel_name
     own list); {('summary', notebook): error or None}."""
     return run_notebooks(["summary"], profile, notebooks or paper_notebooks(part="summary"), runs_dir,
                          dict(langs=" ".join(langs)) if langs else {}, kernel_name, lang_param="en")
+
+# %% ../../nbs/infra/91_reproduce.ipynb #b048a218
+def committed_seconds(root: Path | None = None, rev: str = "HEAD") -> dict[tuple[str, str, str], int]:
+    """How long each notebook ran in the last committed run, from the manifests under `figures/` at `rev`: {(notebook
+    path, lang, profile): seconds to its last output}; {} outside a git checkout."""
+    import json, subprocess
+    root, out = Path(root or project_root()), {}
+    try:
+        names = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev, "--", "figures"], cwd=root, check=True,
+                               capture_output=True, text=True).stdout.split()
+        names = [n for n in names if n.endswith(".manifest.json")]
+        blob = subprocess.run(["git", "cat-file", "--batch"], cwd=root, capture_output=True, check=True,
+                              input="".join(f"{rev}:{n}\n" for n in names).encode()).stdout
+    except (OSError, subprocess.CalledProcessError): return {}
+    at = 0
+    while at < len(blob):                                  # "<sha> blob <size>\n<content>\n", once per name
+        head_end = blob.index(b"\n", at); size = int(blob[at:head_end].split()[-1])
+        text, at = blob[head_end + 1:head_end + 1 + size], head_end + 2 + size
+        try: m = json.loads(text)
+        except ValueError: continue
+        nb, s = m.get("notebook") or {}, m.get("settings") if isinstance(m.get("settings"), dict) else {}
+        if not nb.get("path") or not isinstance(nb.get("seconds"), (int, float)): continue
+        key = (nb["path"], s.get("lang"), s.get("profile"))
+        out[key] = max(out.get(key, 0), int(nb["seconds"]))
+    return out
+
+def clock(seconds: float) -> str:
+    "Seconds as '8 min 35 s', '1 h 2 min' or '19 s'."
+    s = int(round(seconds))
+    if s >= 3600: return f"{s // 3600} h {s % 3600 // 60} min"
+    return f"{s // 60} min {s % 60} s" if s >= 60 else f"{s} s"
+
+# %% ../../nbs/infra/91_reproduce.ipynb #dbf3cf9d
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+
+class ProgressRelay:
+    "While open, what the kernels this process starts write to `FACTORIZER_NB_PROGRESS` goes on to `stream` (stderr)."
+    def __init__(self, stream=None, every: float = 0.2): self.stream, self.every = stream, every
+    def __enter__(self):
+        self.stream = self.stream or sys.stderr
+        fd, self.path = tempfile.mkstemp(prefix="factorizer-nb-progress-", suffix=".log"); os.close(fd)
+        isatty = getattr(self.stream, "isatty", None)
+        tty = bool(callable(isatty) and isatty() and not os.environ.get("CI"))
+        self.before = {k: os.environ.get(k) for k in (PROGRESS_ENV, PROGRESS_TTY_ENV)}
+        os.environ[PROGRESS_ENV], os.environ[PROGRESS_TTY_ENV] = self.path, "1" if tty else "0"
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True); self.thread.start()
+        return self
+    def _run(self):
+        "Copy what is new in the file every `every` seconds, and once more at the end."
+        decode = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        with open(self.path, "rb") as f:
+            while True:
+                stopping = self.stop.wait(self.every)
+                if text := decode.decode(f.read()): self.stream.write(text); self.stream.flush()
+                if stopping: return
+    def __exit__(self, *exc):
+        self.stop.set(); self.thread.join()
+        for k, v in self.before.items():
+            if v is None: os.environ.pop(k, None)
+            else: os.environ[k] = v
+        Path(self.path).unlink(missing_ok=True)
+
+def error_tail(e: BaseException, lines: int = 12) -> str:
+    "The last `lines` lines of an exception's message (a failed cell's traceback), without terminal colours."
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip()
+    return "\n".join(text.splitlines()[-lines:]) or type(e).__name__
 
 # %% ../../nbs/infra/91_reproduce.ipynb #42fb2806
 def _parameter(text: str) -> tuple[str, object]:
@@ -123,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyError, FileNotFoundError, ValueError) as e:
         ap.exit(2, f"reproduce: error: {e.args[0] if e.args else e}\n")   # one line, no traceback
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    logging.getLogger("papermill").setLevel(logging.WARNING)   # its "Executing notebook with kernel": [k of N] says it
     if a.pins == "use": os.environ.setdefault(RUNS_ENV, str(project_root() / "runs" / "pinned"))   # not real runs
     res = {} if a.only_summaries else run_notebooks(a.langs, a.profile, a.notebooks, parameters=params,
                                                     label=copy_label(given))
@@ -132,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = [k for k, v in res.items() if v]
     for lang, nb in failed:
         label = "" if lang == "summary" else copy_label(given)
-        log.error("failed: %s %s (executed copy in %s)", lang, nb,
+        log.error("failed: %s %s (executed copy: %s)", lang, nb,
                   run_dir(lang, profile=a.profile) / f"{Path(nb).stem}{label}.ipynb")
     return 1 if failed else 0
 

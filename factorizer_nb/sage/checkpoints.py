@@ -83,11 +83,11 @@ def write_outputs(sage: SaGe, out_dir: str | Path) -> dict[str, Path]:
 def run_sage(sage: SaGe, out_dir: str | Path | None = None, resume: bool = True, progress: bool = True) -> list:
     """Prune to the final size, checkpointing after every step when `out_dir` is given (and resuming from it); returns
     the vocabulary."""
-    from tqdm.auto import tqdm
+    from factorizer_nb.core.progress import progress as progress_bar
     out = Path(out_dir) if out_dir is not None else None
     if out is not None and resume: load_checkpoint(sage, out)
     initial, final = len(sage.seg.pieces), sage.settings.final_size
-    with tqdm(total=max(initial - final, 0), initial=initial - sage.size, disable=not progress, desc="SaGe pruning",
+    with progress_bar(total=max(initial - final, 0), initial=initial - sage.size, disable=not progress, desc="SaGe pruning",
               unit="tok") as bar:
         while sage.size > final:
             bar.update(len(sage.next_step())); bar.set_postfix(objective=f"{sage.objective:.4g}")

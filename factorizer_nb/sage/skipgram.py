@@ -83,12 +83,14 @@ def train_skipgram(sentences: Sequence[np.ndarray], *, dim: int = 50, window: in
                    epochs: int = 5, seed: int = 0, workers: int = 1, model=None):
     "Train (or, given `model`, continue training) gensim skip-gram with negative sampling on token-id sentences."
     from gensim.models import Word2Vec
+    from factorizer_nb.core.progress import progress_phase
     sents = w2v_sentences(sentences)
-    if model is None:
-        return Word2Vec(sents, vector_size=dim, window=window, negative=negative, sg=1, min_count=1, workers=workers,
-                        seed=seed, epochs=epochs, hashfxn=stable_hash)
-    model.build_vocab(sents, update=True)
-    model.train(sents, total_examples=len(sents), epochs=epochs)
+    with progress_phase(f"word2vec {epochs} epochs on {len(sents):,} sentences"):
+        if model is None:
+            return Word2Vec(sents, vector_size=dim, window=window, negative=negative, sg=1, min_count=1,
+                            workers=workers, seed=seed, epochs=epochs, hashfxn=stable_hash)
+        model.build_vocab(sents, update=True)
+        model.train(sents, total_examples=len(sents), epochs=epochs)
     return model
 
 # %% ../../nbs/sage/19_skipgram.ipynb #f048f59f

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 from torch import nn
-from tqdm.auto import tqdm
+from ...core.progress import progress as progress_bar
 from ...core.settings import atomic_write, device_name, load_checkpoint
 from ...core.protocol import Tokenizer
 from ...core.settings import config_from
@@ -253,7 +253,7 @@ def train_lm(tokenizer: Tokenizer, texts: Sequence[str], out_dir: str | Path, *,
                            prefetch=device.type == "cuda" if prefetch is None else prefetch)
     try:
         data, data_epoch = None, None
-        bar = tqdm(total=t.steps, initial=step, desc=f"LM {tokenizer.name}", disable=not progress or rank > 0)
+        bar = progress_bar(total=t.steps, initial=step, desc=f"LM {tokenizer.name}", disable=not progress or rank > 0)
         began, tokens_seen = time.perf_counter(), 0
         while step < t.steps and (stop_after is None or step < stop_after):
             if data_epoch != epoch:                                        # an epoch's rows and their order, once
