@@ -1061,6 +1061,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                               'factorizer_nb/eval/evaluate.py'),
                                              'factorizer_nb.eval.evaluate.speed_row': ( 'eval/evaluate.html#speed_row',
                                                                                         'factorizer_nb/eval/evaluate.py'),
+                                             'factorizer_nb.eval.evaluate.summary_table': ( 'eval/evaluate.html#summary_table',
+                                                                                            'factorizer_nb/eval/evaluate.py'),
                                              'factorizer_nb.eval.evaluate.vocabulary_row': ( 'eval/evaluate.html#vocabulary_row',
                                                                                              'factorizer_nb/eval/evaluate.py'),
                                              'factorizer_nb.eval.evaluate.write_report': ( 'eval/evaluate.html#write_report',

@@ -22,7 +22,7 @@ from .loader import load_any, round_trip
 # %% auto #0
 __all__ = ['BUDGETS', 'FAMILY_ORDER', 'FAMILY_CACHE_VERSION', 'REPORT_TABLES', 'EVAL_NOTEBOOK', 'pinned_families', 'eval_words',
            'vocabulary_row', 'noise_rows', 'speed_row', 'committed', 'committed_subwords', 'committed_parsers',
-           'cached_rows', 'evaluate', 'parser_table', 'loader_table', 'figure', 'write_report', 'main']
+           'cached_rows', 'evaluate', 'parser_table', 'loader_table', 'figure', 'summary_table', 'write_report', 'main']
 
 # %% ../../nbs/eval/01_evaluate.ipynb #b1bc41e4
 BUDGETS = ("quick", "parser")
@@ -192,7 +192,8 @@ def evaluate(tokenizer, lang: str = "en", budget: str = "quick", profile: str = 
     row = intrinsic_row(tok, words, gold=gold, weight=lambda w: wordfreq.word_frequency(w, lang))
     mine = committed(f"fig_intrinsic_{lang}", profile) if families else None
     T["intrinsic"] = pd.DataFrame([_yours(tok, **row)] + ([] if mine is None else
-                                  [dict(r, source=f"committed fig_intrinsic_{lang}") for r in mine.to_dict("records")]))
+                                  [dict(r, tokenizer=f"{r['family']} {r['setting']:g}", source=f"committed fig_intrinsic_{lang}")
+                                   for r in mine.to_dict("records")]))
     # B&D's vocabulary statistics
     T["vocabulary"] = pd.DataFrame([_yours(tok, **vocabulary_row(tok, words))] + cached_rows(
         work / "families" / "vocabulary.json", key, lambda: _family_rows(fams, lambda t: [vocabulary_row(t, words)])))
@@ -275,8 +276,30 @@ def figure(tables: dict[str, pd.DataFrame], title: str = ""):
     fig.tight_layout()
     return fig
 
-# %% ../../nbs/eval/01_evaluate.ipynb #8769b4d7
-REPORT_TABLES = {"subwords": "Subwords per word on the evaluation treebank (FACTORIZER Figure 3)",
+# %% ../../nbs/eval/01_evaluate.ipynb #a22bcaa1
+def summary_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    "One row per tokenizer (yours, then each family's Figure 4 point): the headline number of every measurement."
+    key = lambda df: list(zip(df.family, df.setting.fillna(-1.0).round(6)))
+    intr = tables["intrinsic"].copy()
+    out = intr[["family", "setting", "tokenizer", "vocab_size", "fertility", "whole_word_share", "renyi_efficiency"]
+               + [c for c in ("boundary_f1",) if c in intr]].copy()
+    out["_k"] = key(out)
+    noise = tables["noise"]
+    top = noise[noise.p_noise == noise.p_noise.max()]
+    out[f"subwords_per_word_noise_{top.p_noise.max():g}"] = out._k.map(dict(zip(key(top), top.subwords_per_word)))
+    vocab = tables["vocabulary"]
+    out["units_per_type"] = out._k.map(dict(zip(key(vocab), vocab.units_per_type)))
+    p = tables.get("parser")
+    if p is not None and len(p):
+        one = p[p.family.eq("yours") | p.seeds.astype(str).eq("42")].drop_duplicates(["family", "setting"])
+        for m in ("UPOS", "Lemmas", "LAS"): out[m] = out._k.map(dict(zip(key(one), one[m])))
+    sp = tables["speed"]
+    out["words_per_s_batch_vs_BPE"] = out._k.map(dict(zip(key(sp[sp.family == "yours"]), sp[sp.family == "yours"].words_per_s_batch_vs_BPE)))
+    return out.drop(columns="_k")
+
+# %% ../../nbs/eval/01_evaluate.ipynb #a9d0be8e
+REPORT_TABLES = {"table_your_tokenizer": "The headline numbers: the tokenizer beside each family's Figure 4 point",
+                 "subwords": "Subwords per word on the evaluation treebank (FACTORIZER Figure 3)",
                  "intrinsic": "Fertility, words kept whole, Rényi and Shannon efficiency, boundaries against SIGMORPHON 2022",
                  "vocabulary": "Bostrom & Durrett's vocabulary statistics (Tables 1-2) on the evaluation words",
                  "noise": "Subwords per word under Figure 6's character noise",
@@ -292,9 +315,10 @@ def _versions() -> dict:
     return out
 
 def write_report(tables: dict[str, pd.DataFrame], out_dir: str | Path, title: str, caption: str, fig=None,
-                 extra: dict | None = None) -> dict[str, Path]:
-    """The one-page report in `out_dir`: report.md and report.html (tables and figure), each table as CSV, figure.png,
-    and manifest.json (the tokenizer's sha256, the loader's choices, versions, the caption)."""
+                 settings: dict | None = None, stem: str = "table_your_tokenizer", extra: dict | None = None) -> dict[str, Path]:
+    """The one-page report in `out_dir`: report.md and report.html (the headline table, the others, the figure), each
+    table as CSV (the headline one as `<stem>.csv`), figure.png, and `<stem>.manifest.json` (caption, commit, settings,
+    the tokenizer's sha256, the loader's choices, versions)."""
     from factorizer_nb.infra.reporting import git_state
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     files, png = {}, None
@@ -304,7 +328,7 @@ def write_report(tables: dict[str, pd.DataFrame], out_dir: str | Path, title: st
     md, html = [f"# {title}", "", caption, ""], [f"<h1>{title}</h1>", f"<p>{caption}</p>"]
     if png: md += ["![Figures 3 and 4 with this tokenizer](figure.png)", ""]; html.append(
         f'<img alt="Figures 3 and 4" src="data:image/png;base64,{base64.b64encode(png).decode()}" style="max-width:100%">')
-    for name, df in tables.items():
+    for name, df in {stem: summary_table(tables), **tables}.items():
         df = df.round(4)
         path = out / f"{name}.csv"; df.to_csv(path, index=False); files[name] = path
         md += [f"## {REPORT_TABLES.get(name, name)}", "", df.to_markdown(index=False), ""]
@@ -314,13 +338,16 @@ def write_report(tables: dict[str, pd.DataFrame], out_dir: str | Path, title: st
     (out / "report.html").write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>{style}</head>"
                                      f"<body>{''.join(html)}</body></html>\n", encoding="utf-8")
     loader = tables["loader"].iloc[0].to_dict() if "loader" in tables else {}
-    m = dict(title=title, caption=caption, tokenizer_sha256=loader.get("sha256"), loader={k: (None if pd.isna(v) else v) if not isinstance(v, (list, dict)) else v for k, v in loader.items()},
-             packages=_versions(), python=platform.python_version(), git=git_state(), **(extra or {}))
-    (out / "manifest.json").write_text(json.dumps(m, indent=1, default=str) + "\n", encoding="utf-8")
-    files.update(md=out / "report.md", html=out / "report.html", manifest=out / "manifest.json")
+    m = dict(caption=caption, title=title, created=pd.Timestamp.now(tz="UTC").isoformat(timespec="seconds"), git=git_state(),
+             settings=settings or {}, tokenizer_sha256=loader.get("sha256"),
+             loader={k: None if not isinstance(v, (list, dict, str)) and pd.isna(v) else v for k, v in loader.items()},
+             packages=_versions(), python=platform.python_version(), **(extra or {}))
+    manifest = out / f"{stem}.manifest.json"
+    manifest.write_text(json.dumps(m, indent=1, default=str) + "\n", encoding="utf-8")
+    files.update(md=out / "report.md", html=out / "report.html", manifest=manifest)
     return files
 
-# %% ../../nbs/eval/01_evaluate.ipynb #47f121f1
+# %% ../../nbs/eval/01_evaluate.ipynb #0eb08297
 EVAL_NOTEBOOK = Path("nbs") / "paper" / "eval" / "60_your_tokenizer.ipynb"
 
 def main(argv: list[str] | None = None) -> int:
@@ -348,5 +375,5 @@ def main(argv: list[str] | None = None) -> int:
                         parameters=params)
     return 1 if any(res.values()) else 0
 
-# %% ../../nbs/eval/01_evaluate.ipynb #4452728a
+# %% ../../nbs/eval/01_evaluate.ipynb #cf01dbdc
 if __name__ == "__main__" and "IPython" not in __import__("sys").modules: raise SystemExit(main())
