@@ -370,7 +370,10 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyError, ValueError, FileNotFoundError) as e: ap.exit(2, f"evaluate: error: {e.args[0] if e.args else e}\n")
     if a.out_dir and len(a.langs) > 1: ap.exit(2, "evaluate: error: --out-dir takes one language\n")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    params = dict(tokenizer=str(a.tokenizer), budget=a.budget, seeds=a.seeds, name=a.name, out_dir=a.out_dir)
+    # paths as given here, not from the notebook's folder, where papermill runs it
+    source = str(Path(a.tokenizer).resolve()) if Path(a.tokenizer).exists() else str(a.tokenizer)
+    params = dict(tokenizer=source, budget=a.budget, seeds=a.seeds, name=a.name,
+                  out_dir=str(Path(a.out_dir).resolve()) if a.out_dir else None)
     res = run_notebooks(a.langs, a.profile, [project_root() / EVAL_NOTEBOOK], runs_dir=project_root() / "runs" / "eval" / "executed",
                         parameters=params)
     return 1 if any(res.values()) else 0
