@@ -18,7 +18,8 @@ def test_evaluation_notebook_tiny(tmp_path):
     res = run_notebooks(["gd"], "tiny", [ROOT / "nbs/paper/eval/60_your_tokenizer.ipynb"], runs_dir=tmp_path / "runs",
                         parameters=dict(tokenizer=str(path), budget="parser", out_dir=str(out), name="toy BPE"))
     assert list(res.values()) == [None], res
-    for f in ("report.md", "report.html", "table_your_tokenizer_gd.manifest.json", "table_your_tokenizer_gd.csv", "figure.png", "subwords.csv", "intrinsic.csv", "noise.csv",
+    for f in ("report.md", "report.html", "table_your_tokenizer_gd.manifest.json", "table_your_tokenizer_gd.csv",
+              "table_your_tokenizer_gd.png", "table_your_tokenizer_gd.md", "subwords.csv", "intrinsic.csv", "noise.csv",
               "speed.csv", "vocabulary.csv", "parser.csv", "loader.csv"):
         assert (out / f).is_file(), f
     m = json.loads((out / "table_your_tokenizer_gd.manifest.json").read_text())

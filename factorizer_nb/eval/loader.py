@@ -218,12 +218,15 @@ def tiktoken_backend(encoding: str | None = None, ranks: str | None = None, patt
         if not line.strip(): continue
         token, _, rank = line.partition(" ")
         try: table[base64.b64decode(token, validate=True)] = int(rank)
-        except ValueError: raise ValueError(f"line {n} of the tiktoken ranks is not 'base64 rank': {line[:60]!r}") from None
+        except ValueError:
+            raise ValueError(f"line {n} of the tiktoken ranks is not 'base64 rank': {line[:60]!r}") from None
     if not table: raise ValueError("the tiktoken ranks file holds no token")
     enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=table, special_tokens={})
     return TiktokenBackend(enc, dict(ranks=ranks, pattern=pattern, name=name))
 
-# %% ../../nbs/eval/00_loader.ipynb #6a919e3b
+# %% ../../nbs/eval/00_loader.ipynb #65c7d8c5
+_UNFITTED = "a callable has no vocabulary until `fit(words)` on the text it will see"
+
 class CallableBackend:
     """A Python callable from a word to its pieces: the pieces stand for ids, numbered as first emitted on the text it
     is `fit` to (its vocabulary); spans aligned to the word."""
@@ -248,10 +251,10 @@ class CallableBackend:
         return len(self.pieces)
     @property
     def size(self) -> int:
-        if self.pieces is None: raise RuntimeError("a callable has no vocabulary until `fit(words)` on the text it will see")
+        if self.pieces is None: raise RuntimeError(_UNFITTED)
         return max(len(self.pieces), 1)
     def split(self, word: str) -> list[tuple]:
-        if self.index is None: raise RuntimeError("a callable has no vocabulary until `fit(words)` on the text it will see")
+        if self.index is None: raise RuntimeError(_UNFITTED)
         ps = self._pieces(word)
         return [(p, self.index.get(p), a, b) for p, (a, b) in zip(ps, align_pieces(word, ps))]
     def decode(self, ids) -> str:
@@ -318,13 +321,15 @@ class ForeignTokenizer(Tokenizer):
 
 # %% ../../nbs/eval/00_loader.ipynb #62a74237
 def _unknown(source, why: str = "") -> ValueError:
-    return ValueError(f"{source} is not a tokenizer of any format the loader knows{why}. Known formats: {formats_note()}")
+    return ValueError(f"{source} is not a tokenizer of any format the loader knows{why}. "
+                      f"Known formats: {formats_note()}")
 
 def load_any(source, format: str | None = None, name: str | None = None, **options) -> Tokenizer:
     """A `Tokenizer` from any format of `FORMATS` (`format` None: `sniff` it), with its `LoadReport` as `.report`;
     `options` go to the backend (tiktoken: `pattern`)."""
     fmt = format or sniff(source)
-    if fmt is not None and fmt not in FORMATS: raise ValueError(f"unknown format {fmt!r}. Known formats: {formats_note()}")
+    if fmt is not None and fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}. Known formats: {formats_note()}")
     label = getattr(source, "__qualname__", None) or getattr(source, "name", None) or str(source)
     if fmt == "callable":
         return ForeignTokenizer(CallableBackend(source), fmt, name or str(label),
@@ -332,7 +337,8 @@ def load_any(source, format: str | None = None, name: str | None = None, **optio
                                            "aligned", None))
     if fmt == "tiktoken":
         if not isinstance(source, (str, Path)):
-            back, sha = TiktokenBackend(source, dict(encoding=source.name)), hashlib.sha256(source.name.encode()).hexdigest()
+            back = TiktokenBackend(source, dict(encoding=source.name))
+            sha = hashlib.sha256(source.name.encode()).hexdigest()
         elif Path(source).is_file():
             text = Path(source).read_text(encoding="utf-8")
             back, sha = tiktoken_backend(ranks=text, name=Path(source).stem, **options), _sha256_of(Path(source))
@@ -351,7 +357,8 @@ def load_any(source, format: str | None = None, name: str | None = None, **optio
         from transformers import AutoTokenizer
         tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
         if not getattr(tok, "is_fast", False):
-            raise ValueError(f"{path} holds a slow (Python) transformers tokenizer; load it and pass `tok.tokenize` as a "
+            raise ValueError(f"{path} holds a slow (Python) transformers tokenizer; load it and pass `tok.tokenize` "
+                             "as a "
                              "callable, or save it as a fast one")
         return _wrap(HFBackend(tok.backend_tokenizer, set(tok.all_special_ids)), fmt, name or path.name, str(path),
                      _sha256_of(path))
@@ -382,8 +389,8 @@ def round_trip(tokenizer: Tokenizer, words: Sequence[str]) -> float:
     words = list(words)
     if not words: raise ValueError("no words to round-trip")
     enc = tokenizer.encode_batch(words)
-    ok = sum(tokenizer.decode(enc.ids_of(k).tolist() if tokenizer.id_shape == () else enc.ids_of(k).reshape(-1, *tokenizer.id_shape).tolist()).strip() == w
-             for k, w in enumerate(words))
+    ids = lambda k: enc.ids_of(k).reshape(-1, *tokenizer.id_shape).tolist()
+    ok = sum(tokenizer.decode(ids(k)).strip() == w for k, w in enumerate(words))
     share = ok / len(words)
     if getattr(tokenizer, "report", None) is not None: tokenizer.report.round_trip_share = share
     return share
