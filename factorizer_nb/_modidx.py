@@ -1057,6 +1057,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                    'factorizer_nb/eval/evaluate.py'),
                                              'factorizer_nb.eval.evaluate.noise_rows': ( 'eval/evaluate.html#noise_rows',
                                                                                          'factorizer_nb/eval/evaluate.py'),
+                                             'factorizer_nb.eval.evaluate.parser_noise_table': ( 'eval/evaluate.html#parser_noise_table',
+                                                                                                 'factorizer_nb/eval/evaluate.py'),
                                              'factorizer_nb.eval.evaluate.parser_table': ( 'eval/evaluate.html#parser_table',
                                                                                            'factorizer_nb/eval/evaluate.py'),
                                              'factorizer_nb.eval.evaluate.pinned_families': ( 'eval/evaluate.html#pinned_families',

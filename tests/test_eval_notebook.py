@@ -20,7 +20,7 @@ def test_evaluation_notebook_tiny(tmp_path):
     assert list(res.values()) == [None], res
     for f in ("report.md", "report.html", "table_your_tokenizer_gd.manifest.json", "table_your_tokenizer_gd.csv",
               "table_your_tokenizer_gd.png", "table_your_tokenizer_gd.md", "subwords.csv", "intrinsic.csv", "noise.csv",
-              "speed.csv", "vocabulary.csv", "parser.csv", "loader.csv"):
+              "speed.csv", "vocabulary.csv", "parser.csv", "parser_noise.csv", "loader.csv"):
         assert (out / f).is_file(), f
     m = json.loads((out / "table_your_tokenizer_gd.manifest.json").read_text())
     assert m["settings"]["lang"] == "gd" and m["settings"]["profile"] == "tiny" and m["git"]["sha"]
@@ -28,6 +28,8 @@ def test_evaluation_notebook_tiny(tmp_path):
     parser = pd.read_csv(out / "parser.csv")
     yours = parser[parser.family == "yours"]
     assert len(yours) == 1 and 0 <= yours.LAS.iloc[0] <= 100 and yours.subwords_per_word.iloc[0] >= 1
+    under = pd.read_csv(out / "parser_noise.csv")
+    assert sorted(under.p_noise) == [0.0, 0.1] and under.LAS.between(0, 100).all()
     noise = pd.read_csv(out / "noise.csv")
     assert sorted(noise.p_noise.unique()) == [0.0, 0.1]
     assert "toy BPE" in (out / "report.html").read_text() and "data:image/png;base64," in (out / "report.html").read_text()

@@ -22,7 +22,8 @@ from .loader import load_any, round_trip
 # %% auto #0
 __all__ = ['BUDGETS', 'FAMILY_ORDER', 'FAMILY_CACHE_VERSION', 'REPORT_TABLES', 'EVAL_NOTEBOOK', 'pinned_families', 'eval_words',
            'vocabulary_row', 'noise_rows', 'speed_row', 'committed', 'committed_subwords', 'committed_parsers',
-           'cached_rows', 'evaluate', 'parser_table', 'loader_table', 'figure', 'summary_table', 'write_report', 'main']
+           'cached_rows', 'evaluate', 'parser_table', 'parser_noise_table', 'loader_table', 'figure', 'summary_table',
+           'write_report', 'main']
 
 # %% ../../nbs/eval/01_evaluate.ipynb #b1bc41e4
 BUDGETS = ("quick", "parser")
@@ -224,7 +225,10 @@ def evaluate(tokenizer, lang: str = "en", budget: str = "quick", profile: str = 
     sp += [dict(r, source="this run") for r in _family_rows(ref, lambda t: [speed_row(t, sents, speed_words)])]
     T["speed"] = pd.DataFrame(sp)
     for c in ("words_per_s_one_by_one", "words_per_s_batch"): T["speed"][f"{c}_vs_BPE"] = T["speed"][c] / sp[-1][c]
-    if exp is not None: T["parser"] = parser_table(tok, exp, seeds, lang, profile, families)
+    if exp is not None:
+        T["parser"] = parser_table(tok, exp, seeds, lang, profile, families)
+        T["parser_noise"] = parser_noise_table(tok, exp, [int(s) for s in T["parser"].query("family == 'yours'").seeds
+                                                          if str(s).isdigit()], lang, profile, families)
     elif families and (rows := committed_parsers(lang, profile)): T["parser"] = pd.DataFrame(rows)  # families alone
     T["loader"] = loader_table(tok, words)
     return T
@@ -246,6 +250,30 @@ def parser_table(tok: Tokenizer, exp, seeds: Sequence[int] | None, lang: str, pr
                          **{m: runs[m].mean() for m in ("subwords_per_word", "UPOS", "Lemmas", "LAS")},
                          **{f"{m}_sd": runs[m].std() for m in ("subwords_per_word", "UPOS", "Lemmas", "LAS")}))
     return pd.DataFrame(rows + (committed_parsers(lang, profile) if families else []))
+
+def parser_noise_table(tok: Tokenizer, exp, seeds: Sequence[int], lang: str, profile: str,
+                       families: bool = True) -> pd.DataFrame:
+    """The parsers of `parser_table` on the dev text under each of Figure 6's noise levels (the same seeded noise as
+    Figure 6), beside Figure 6's committed parsers."""
+    from dataclasses import replace
+    from factorizer_nb.downstream.experiments import noisy_forms
+    from factorizer_nb.downstream.parser_training import load_parser, evaluate as score
+    S, exp = exp.settings, replace(exp, seeds=list(seeds))
+    levels = [float(p) for p in str(S["fig6_noise"]).split()]
+    rows = []
+    for seed in seeds:
+        run = exp.grid_root / "yours_0" / f"seed{seed}"
+        model, labels = load_parser(run, tok, exp.device)
+        for p in levels:
+            sc = score(model, tok, exp.dev, labels, run / "noise", name=f"dev_p{p:g}",
+                       inputs=noisy_forms(exp.dev, p, seed=int(S["seed"])), seed=seed)
+            rows.append(dict(family="yours", tokenizer=tok.name, seed=seed, p_noise=p, UPOS=sc["UPOS"],
+                             Lemmas=sc["Lemmas"], LAS=sc["LAS"], source="this run"))
+    fig6 = committed(f"fig6_noise_{lang}", profile) if families else None
+    if fig6 is not None:
+        rows += [dict(family=r.family, tokenizer=r.tokenizer, seed=r.seed, p_noise=r.p_noise, UPOS=r.UPOS, Lemmas=r.Lemmas,
+                      LAS=r.LAS, source=f"committed fig6_noise_{lang}") for r in fig6.itertuples()]
+    return pd.DataFrame(rows)
 
 def loader_table(tok: Tokenizer, words: Sequence[str]) -> pd.DataFrame:
     "What the loader did, and the share of the words whose ids decode back to them, as one row."
@@ -324,6 +352,7 @@ REPORT_TABLES = {"table_your_tokenizer": "The headline numbers: the tokenizer be
                  "speed": "Encode throughput (words per second), beside HF byte-level BPE in the same run",
                  "parser": "From-scratch UD parser (FACTORIZER Figure 4): dev UPOS, lemmas, LAS (without the parser "
                            "budget, the families' alone)",
+                 "parser_noise": "The parsers under Figure 6's character noise: dev UPOS, lemmas, LAS",
                  "loader": "How the tokenizer was loaded and applied to words"}
 
 def _versions() -> dict:
