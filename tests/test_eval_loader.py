@@ -204,3 +204,16 @@ def test_saved_and_loaded_again(every_format, tmp_path):
         tok = load_any(every_format[key])
         back = load_tokenizer(tok.save(tmp_path / f"{key.replace(':', '_')}.json"))
         assert [back.encode(w).ids for w in WORDS] == [tok.encode(w).ids for w in WORDS], key
+
+
+def test_the_authors_dawg(tmp_path):
+    "The authors' DAWG has no mark of its own: the loader's fallback reads it, as the protocol's loader does."
+    from factorizer_nb.factorizer.pretrained import resolve_vocab_file
+    from factorizer_nb.factorizer.vocab import Vocabulary, write_authors_dawg
+    from factorizer_nb.factorizer.tokenizer import Factorizer
+    ours = Vocabulary.load(resolve_vocab_file("gd"))
+    path = write_authors_dawg(list(ours.items())[:3000], tmp_path / "theirs.dawg")
+    assert sniff(path) is None
+    tok = load_any(path)
+    assert isinstance(tok, Factorizer) and tok.report.format == "factorizer" and len(tok.encode("agus an").ids) >= 2
+    assert load_tokenizer(path).encode("agus an").ids == tok.encode("agus an").ids
