@@ -8,6 +8,10 @@
 #   make seed-spread          the main job under 5 seeds: the spread the reproduction report's tolerances come from
 #   make lab                  JupyterLab on the project root and its kernel (PORT=8888, LAB_ARGS=--no-browser; --allow-root as root),
 #                             with tqdm's widgets, no news prompt, and notebooks under nbs/ saved clean (nbs/infra/89_lab)
+#   make evaluate             any tokenizer through the papers' evaluations, beside the four families (nbs/paper/eval/60_your_tokenizer):
+#                             TOKENIZER= a tokenizer.json, transformers folder, sentencepiece .model, .tiktoken file, FACTORIZER
+#                             vocabulary or tiktoken encoding name (cl100k_base); LANGS (default en); BUDGET=quick (default) or parser;
+#                             SEEDS (the parser's, default 42); one report per language in runs/eval/<name>-<lang>-<budget>/
 #   make readme               write README.md from nbs/index.ipynb
 #   make results-index        write figures/results_index.md and .csv from the committed CSVs (every job below ends with it)
 #   make docs                 the rendered notebooks, figures and tables as a site in _docs/ (make docs-check: open it in headless Chromium)
@@ -65,7 +69,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: device-bundle paper-words setup setup-hf-suite lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test test-slow check-outputs check-sync readme bench data lab clean-runs
+.PHONY: evaluate device-bundle paper-words setup setup-hf-suite lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test test-slow check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -81,7 +85,7 @@ setup:
 # Re-resolve requirements.lock from pyproject.toml (uv reads the package indexes from UV_INDEX_URL, UV_EXTRA_INDEX_URL, UV_FIND_LINKS).
 lock: setup
 	$(BIN)/pip install -q uv
-	UV_FIND_LINKS="$${UV_FIND_LINKS:-$$PIP_FIND_LINKS}" $(BIN)/uv pip compile pyproject.toml --extra experiments --extra hf --extra dev --generate-hashes --python-version 3.11 --index-strategy unsafe-best-match --no-header -o requirements.lock
+	UV_FIND_LINKS="$${UV_FIND_LINKS:-$$PIP_FIND_LINKS}" $(BIN)/uv pip compile pyproject.toml --extra experiments --extra hf --extra eval --extra dev --generate-hashes --python-version 3.11 --index-strategy unsafe-best-match --no-header -o requirements.lock
 
 reproduce: setup
 ifeq ($(EXPERIMENTS),lm)
@@ -257,6 +261,14 @@ check-figures: setup
 	$(call BD_GUTENBERG,en,--pins use)
 	$(MEDIUM_FIGURES)
 	git diff --stat --exit-code -- 'figures/*.csv' 'figures/*.csv.xz' 'figures/*.md'
+
+# Any tokenizer through the papers' evaluations (issue #84; factorizer_nb.eval.evaluate runs nbs/paper/eval/60_your_tokenizer per language)
+TOKENIZER ?=
+BUDGET ?= quick
+SEEDS ?=
+evaluate: setup
+	@test -n "$(TOKENIZER)" || { echo "make evaluate: name a tokenizer, e.g. make evaluate TOKENIZER=cl100k_base LANGS=en" >&2; exit 2; }
+	$(BIN)/python -m factorizer_nb.eval.evaluate --tokenizer "$(TOKENIZER)" --langs $(LANGS) --budget $(BUDGET) --seeds "$(SEEDS)"
 
 # README.md is generated from nbs/index.ipynb (its results table from figures/results_index.csv).
 readme: setup

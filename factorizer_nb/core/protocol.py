@@ -15,8 +15,9 @@ from .settings import atomic_write
 from .encodings import ENCODING_FIELDS, Encoding, Encodings, LazyEncoding
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKENS', 'NUM_SPECIAL', 'BATCH_TEXTS', 'TOKENIZER_FORMAT', 'TOKENIZER_KINDS', 'truncate', 'pad_batch',
-           'Tokenizer', 'WordCache', 'tokenizer_class', 'load_tokenizer', 'to_b64', 'from_b64', 'CharTokenizer']
+__all__ = ['SPECIAL_TOKENS', 'NUM_SPECIAL', 'BATCH_TEXTS', 'TOKENIZER_FORMAT', 'TOKENIZER_KINDS', 'FOREIGN_LOADER', 'truncate',
+           'pad_batch', 'Tokenizer', 'WordCache', 'tokenizer_class', 'load_tokenizer', 'to_b64', 'from_b64',
+           'CharTokenizer']
 
 # %% ../../nbs/core/04_protocol.ipynb #0d86a441
 SPECIAL_TOKENS = ("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]")
@@ -284,6 +285,7 @@ TOKENIZER_KINDS = {
     "classic-wordpiece": "factorizer_nb.bpe_vs_unigram.classic:WordPiece",
     "classic-unigram": "factorizer_nb.bpe_vs_unigram.classic:Unigram",
     "reindexed": "factorizer_nb.factorizer.reindexed:Reindexed",
+    "foreign": "factorizer_nb.eval.loader:ForeignTokenizer",        # any format of eval.loader
 }
 
 def tokenizer_class(kind: str) -> type:
@@ -309,17 +311,27 @@ def from_file(cls: Tokenizer, path: str | Path) -> Tokenizer:
     return tok
 
 # %% ../../nbs/core/04_protocol.ipynb #8b34ab26
+FOREIGN_LOADER = "factorizer_nb.eval.loader"   # the other formats (HF, transformers, sentencepiece, tiktoken), outside core
+
 def load_tokenizer(path: str | Path) -> Tokenizer:
-    "Any tokenizer written by `save`: a FACTORIZER vocabulary file, or a JSON tokenizer file."
+    """Any tokenizer written by `save`, a FACTORIZER vocabulary file, or a file or folder of another format that
+    `eval.loader.sniff` recognizes."""
     path = Path(path)
+    if path.is_dir(): return import_module(FOREIGN_LOADER).load_any(path)
     if not path.is_file(): raise FileNotFoundError(f"No tokenizer file at {path}")
     with open(path, "rb") as f: head = f.read(64)
-    # not JSON: a vocabulary file (ours, which opens with its magic line, or the authors' DAWG), read by its own family
-    if not head.lstrip().startswith(b"{"): return tokenizer_class("factorizer").from_vocab_file(path)
+    # not JSON: another format's file, else a vocabulary file (ours, which opens with its magic line, or the authors' DAWG)
+    if not head.lstrip().startswith(b"{"):
+        foreign = import_module(FOREIGN_LOADER)
+        if foreign.sniff(path) not in (None, "factorizer"): return foreign.load_any(path)
+        return tokenizer_class("factorizer").from_vocab_file(path)
     try: doc = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError) as e: raise ValueError(f"{path} is not a tokenizer file ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != TOKENIZER_FORMAT:
-        raise ValueError(f"{path} is JSON but not a {TOKENIZER_FORMAT} file")
+        foreign = import_module(FOREIGN_LOADER)
+        if foreign.sniff(path) is not None: return foreign.load_any(path)
+        raise ValueError(f"{path} is JSON but not a {TOKENIZER_FORMAT} file, nor a tokenizer.json. "
+                         f"Known formats: {foreign.formats_note()}")
     tok = tokenizer_class(doc["kind"]).from_config(doc["config"])
     tok.name = doc.get("name", tok.name)
     return tok

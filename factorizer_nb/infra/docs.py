@@ -23,6 +23,7 @@ __all__ = ['NOTEBOOK_OUTPUTS', 'LANGUAGES', 'SITE_NAV', 'MKDOCS_YML', 'MATHJAX_D
 # the figures and tables each paper notebook writes: file-name prefix under figures/ -> the heading that groups them
 NOTEBOOK_OUTPUTS = {
     "00_tokenizer_demo": {"standin_splits_per_word_": "Subwords per word of the stand-in vocabulary"},
+    "60_your_tokenizer": {"table_your_tokenizer_": "A well-known tokenizer beside the four families"},
     "11_train_vqvae": {"vqvae_training_": "VQ-VAE training curves"},
     "12_vocab_inference": {"table_vocab_stats_": "Vocabulary statistics"},
     "13_fig3_splits": {"fig3_splits_per_word_": "Figure 3",
