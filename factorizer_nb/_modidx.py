@@ -2297,6 +2297,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                     'factorizer_nb/infra/reproduce.py'),
                                                'factorizer_nb.infra.reproduce.copy_label': ( 'infra/reproduce.html#copy_label',
                                                                                              'factorizer_nb/infra/reproduce.py'),
+                                               'factorizer_nb.infra.reproduce.declared_parameters': ( 'infra/reproduce.html#declared_parameters',
+                                                                                                      'factorizer_nb/infra/reproduce.py'),
                                                'factorizer_nb.infra.reproduce.error_tail': ( 'infra/reproduce.html#error_tail',
                                                                                              'factorizer_nb/infra/reproduce.py'),
                                                'factorizer_nb.infra.reproduce.main': ( 'infra/reproduce.html#main',

@@ -12,8 +12,9 @@ from ..core.progress import PROGRESS_ENV, PROGRESS_TTY_ENV
 from .reporting import NOTEBOOK_ENV
 
 # %% auto #0
-__all__ = ['log', 'KERNEL_ARGUMENTS', 'paper_notebooks', 'requirements', 'missing_requirements', 'copy_label', 'run_notebooks',
-           'run_summaries', 'committed_seconds', 'clock', 'ProgressRelay', 'error_tail', 'main']
+__all__ = ['log', 'KERNEL_ARGUMENTS', 'paper_notebooks', 'requirements', 'missing_requirements', 'declared_parameters',
+           'copy_label', 'run_notebooks', 'run_summaries', 'committed_seconds', 'clock', 'ProgressRelay', 'error_tail',
+           'main']
 
 # %% ../../nbs/infra/91_reproduce.ipynb #e2dd2af6
 log = logging.getLogger(__name__)
@@ -32,6 +33,16 @@ def requirements(nb: Path) -> list[str]:
 def missing_requirements(nb: Path, settings: dict) -> list[str]:
     "The settings `nb` needs that are not available (`-`) for a language."
     return [k for k in requirements(nb) if str(settings.get(k, "-")).strip() in ("", "-")]
+
+def declared_parameters(nb: Path) -> set[str]:
+    """The names a notebook's `parameters` cell assigns, read with `ast` (papermill's line parser skips a line whose
+    comment holds a quote, and so would drop a parameter the notebook does declare)."""
+    import ast, json
+    cells = json.loads(Path(nb).read_text(encoding="utf-8")).get("cells", [])
+    src = "\n".join("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    tree = ast.parse(src)
+    names = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    return names | {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
 
 def copy_label(parameters: dict | None) -> str:
     """What an executed copy's name adds for `parameters` (`-p corpus=text/en_gutenberg8.txt.xz`:
@@ -71,7 +82,7 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
             before, os.environ[NOTEBOOK_ENV] = os.environ.get(NOTEBOOK_ENV), f"{name}@{t0}"
             copy = out_dir / f"{nb.stem}{label}{nb.suffix}"
             try:
-                declared = pm.inspect_notebook(str(nb))               # any other parameter it does not declare is left out
+                declared = declared_parameters(nb)                   # any other parameter it does not declare is left out
                 given = {k: v for k, v in (parameters or {}).items() if k in declared}
                 with ProgressRelay():                           # the kernel's progress bars, on this terminal
                     pm.execute_notebook(str(nb), str(copy),
