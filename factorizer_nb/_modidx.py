@@ -1189,8 +1189,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                'factorizer_nb/eval/loader.py'),
                                            'factorizer_nb.eval.loader.TiktokenBackend.split': ( 'eval/loader.html#tiktokenbackend.split',
                                                                                                 'factorizer_nb/eval/loader.py'),
-                                           'factorizer_nb.eval.loader._byte_chars': ( 'eval/loader.html#_byte_chars',
-                                                                                      'factorizer_nb/eval/loader.py'),
                                            'factorizer_nb.eval.loader._is_spm': ( 'eval/loader.html#_is_spm',
                                                                                   'factorizer_nb/eval/loader.py'),
                                            'factorizer_nb.eval.loader._piece_text': ( 'eval/loader.html#_piece_text',

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Callable, Sequence
 from ..core.protocol import Tokenizer, TOKENIZER_FORMAT, to_b64, from_b64
+from ..baselines.adapters import _byte_to_char
 
 # %% auto #0
 __all__ = ['FORMATS', 'TIKTOKEN_PATTERN', 'BACKENDS', 'formats_note', 'sniff', 'align_pieces', 'LoadReport', 'HFBackend',
@@ -92,12 +93,6 @@ def _shifted(spans, shift: int, n: int) -> list[tuple[int, int]]:
         a, b = min(max(a - shift, last), n), min(max(b - shift, 0), n)
         out.append((a, max(a, b))); last = a
     return out
-
-def _byte_chars(text: str) -> list[int]:
-    "For each byte offset 0..len(utf8) of `text`, the index of the character it falls in."
-    out = []
-    for k, ch in enumerate(text): out += [k] * len(ch.encode("utf-8", "surrogatepass"))
-    return out + [len(text)]
 
 # %% ../../nbs/eval/00_loader.ipynb #ce93765e
 @dataclass
@@ -192,7 +187,7 @@ class TiktokenBackend:
     def split(self, word: str) -> list[tuple]:
         text = " " + word
         ids = self.enc.encode_ordinary(text)
-        chars = _byte_chars(text)           # a lone surrogate is 3 bytes, as tiktoken's replacement character is
+        chars = _byte_to_char(text)           # a lone surrogate is 3 bytes, as tiktoken's replacement character is
         out, pos = [], 0
         for i in ids:
             b = self.enc.decode_single_token_bytes(i)
