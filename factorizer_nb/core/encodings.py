@@ -54,25 +54,22 @@ def word_id_list(word_ids: list[int]) -> list[int | None]:
     return word_ids if min(word_ids, default=0) >= 0 else [None if w < 0 else w for w in word_ids]
 
 class _MadeOnRead:
-    "A field with a class default (`attention_mask`, `scores`) of a `LazyEncoding`: the instance's, else made on read."
+    """A field of a `LazyEncoding`, made by the instance's `_build` when first read. Having no `__set__`, it yields to
+    the instance's own attribute: once made (or set), the field is read with no call at all."""
     def __set_name__(self, owner, name: str): self.name = name
     def __get__(self, obj, objtype=None):
         if obj is None: return self
         d = obj.__dict__
-        if self.name not in d and "_build" in d: d[self.name] = d["_build"](self.name)
-        return d.get(self.name)
-    def __set__(self, obj, value): obj.__dict__[self.name] = value
+        build = d.get("_build")
+        if build is None: raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}")
+        value = d[self.name] = build(self.name)
+        return value
 
 class LazyEncoding(Encoding):
     """An `Encoding` whose lists are made one at a time, each when first read (`LazyEncoding._of`): a compiled
     tokenizer's one-text call then costs only the lists that are used. Built from lists, it is an `Encoding`."""
-    attention_mask, scores = _MadeOnRead(), _MadeOnRead()     # fields with a class default: made on read too
-    def __getattr__(self, name: str):
-        d = self.__dict__
-        if name in ENCODING_FIELDS and "_build" in d:                   # made once, then an ordinary attribute
-            value = d[name] = d["_build"](name)
-            return value
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    ids, tokens, offsets, word_ids = _MadeOnRead(), _MadeOnRead(), _MadeOnRead(), _MadeOnRead()
+    attention_mask, scores = _MadeOnRead(), _MadeOnRead()
 
     def __len__(self): return self.__dict__["_n"] if "_build" in self.__dict__ else len(self.ids)
 

@@ -62,7 +62,7 @@ def finite_number(name: str, x) -> float:
 class Factorizer(Tokenizer):
     "FACTORIZER tokenizer over a static `Vocabulary` (paper §3.2): optimal or sampled splits of each word."
     kind, id_shape, has_scores = "factorizer", (NUM_CODEBOOKS,), True
-    _CACHES = ("_word_cache", "_call_cache", "_text_encoder", "_entry_tokens")
+    _CACHES = ("_word_cache", "_call_cache", "_text_encoder", "_entry_tokens", "_entry_ids")
     def __init__(self, vocab: Vocabulary | str | Path, alpha_split: float = 0.1, sigma_sample: float = 0.0,
                  seed: int | None = None, unk: str = "word", cache_chars: int = 1 << 22, name: str = "FACTORIZER",
                  compiled: bool | None = None):
@@ -213,6 +213,14 @@ def _entry_tokens_of(self: Factorizer) -> _EntryTokens:
     return tokens
 
 @patch
+def _entry_ids_of(self: Factorizer) -> list[tuple[int, int, int]]:
+    """Trie entry -> its triplet, as a list that the kernel's special entries -1 and -2 index from its end ([CLS],
+    [SEP]): the vocabulary's `entry_triplets` and the two, made on first use."""
+    ids = self.__dict__.get("_entry_ids")
+    if ids is None: ids = self._entry_ids = self.vocab.entry_triplets() + [SPECIAL_IDS["[SEP]"], SPECIAL_IDS["[CLS]"]]
+    return ids
+
+@patch
 def _entry_token(self: Factorizer, entry: int) -> str:
     "The subword of trie entry `entry` (spelled once, then remembered)."
     return self._entry_tokens_of()[entry]
@@ -261,9 +269,11 @@ def _row_field(self: Factorizer, block: np.ndarray, start: int, n: int, name: st
     """Field `name` of the `Encoding` of one text's kernel rows block[:, start:start + n], as a batch's row has it
     (scores: each entry's log p, 0 for the special rows): what its `LazyEncoding` makes when that field is read."""
     end = start + n
-    if name == "ids": return list(zip(*block[0:3, start:end].tolist()))
+    if name == "ids":                                    # each entry's triplet tuple, made once: rows 0-2 hold the same
+        ids = self.__dict__.get("_entry_ids") or self._entry_ids_of()        # -1, -2: [CLS], [SEP]
+        return [ids[e] for e in block[6, start:end].tolist()]
     if name == "tokens":
-        tokens = self._entry_tokens_of()
+        tokens = self.__dict__.get("_entry_tokens") or self._entry_tokens_of()
         return [tokens[e] for e in block[6, start:end].tolist()]
     if name == "offsets": return list(zip(*block[3:5, start:end].tolist()))
     if name == "word_ids": return word_id_list(block[5, start:end].tolist())
@@ -274,6 +284,8 @@ def _row_field(self: Factorizer, block: np.ndarray, start: int, n: int, name: st
     raise AttributeError(f"an Encoding has no field {name!r}")
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #40fdac2b
+_new = object.__new__      # `encode` makes its `LazyEncoding` as `LazyEncoding._of` does, inlined: a call less per text
+
 class _CachedRows:
     "A cached word's kernel rows and the `Encoding` lists made of them so far: each hit reads its own copies."
     __slots__ = ("rows", "n", "make", "lists")
@@ -304,7 +316,8 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
         hit = cache.entries.get(text)
         if hit is not None:
             cache.entries.move_to_end(text)
-            return LazyEncoding._of(hit.field, hit.n)
+            e = _new(LazyEncoding); ed = e.__dict__; ed["_build"] = hit.field; ed["_n"] = hit.n   # `_of`, inlined
+            return e
     seed = self.rng.getrandbits(64) if samples else 0
     one = d.get("_text_encoder") or self._text_encoder_of()
     block = one.block                                    # `TextEncoder.__call__` inlined: a Python call less
@@ -318,7 +331,8 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
     if cache is not None and n and block[5, start + n - 1] == 0:
         rows = cache.get(text, lambda _: _CachedRows(block[:, start:start + n].copy(), self._row_field))
         return LazyEncoding._of(rows.field, n)
-    return LazyEncoding._of(partial(self._row_field, block, start, n), n)
+    e = _new(LazyEncoding); ed = e.__dict__; ed["_build"] = partial(self._row_field, block, start, n); ed["_n"] = n
+    return e
 Factorizer.__call__ = Factorizer.encode
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #602ec6cf

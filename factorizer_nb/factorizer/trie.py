@@ -128,3 +128,11 @@ def trie(self: Vocabulary) -> Trie:
     a vocabulary file whose arrays were built before); this module adds it, so `vocab` never imports `trie`."""
     if self._trie is None: self._trie = cached_vocab_trie(self)
     return self._trie
+
+@patch
+def entry_triplets(self: Vocabulary) -> list[tuple[int, int, int]]:
+    "The triplet of each `trie` entry, in entry order, as tuples: built once (in one pass of numpy), then shared."
+    if self._triplets is None:
+        flat = self.trie.flat.astype(np.int64)
+        self._triplets = list(zip((flat >> 16).tolist(), ((flat >> 8) & 0xFF).tolist(), (flat & 0xFF).tolist()))
+    return self._triplets

@@ -112,7 +112,7 @@ class Vocabulary:
     def _attach(self, d, meta, size: int, max_len: int, max_logp: float):
         self.dawg, self.meta, self._size = d, dict(meta or {}), size
         self.max_len, self.max_logp = max_len, max_logp         # longest subword in bytes; highest log p
-        self._entries = self._inverse = self._trie = None        # views built on first use
+        self._entries = self._inverse = self._trie = self._triplets = None        # views built on first use
         self.content_sha256 = None  # sha256 of the file's DAWG when loaded from one: names its cached search arrays
 
     @property
