@@ -94,11 +94,16 @@ class WordCache:
         hit = self.entries.get(word)
         if hit is not None: self.entries.move_to_end(word); return hit
         tokens = compute(word)
+        self.add(word, tokens)
+        return tokens
+    def add(self, word: str, tokens) -> None:
+        "Cache `tokens` for `word` if they fit (replacing what it held), the least recently used words making room."
         if (c := self.cost(word, tokens)) <= self.max_chars:
+            old = self.entries.pop(word, None)
+            if old is not None: self.chars -= self.cost(word, old)
             self.entries[word] = tokens; self.chars += c
             while self.chars > self.max_chars:
                 w, t = self.entries.popitem(last=False); self.chars -= self.cost(w, t)
-        return tokens
 
 # %% ../../nbs/core/04_protocol.ipynb #38682779
 @patch

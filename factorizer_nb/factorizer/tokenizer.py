@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 from fastcore.basics import patch
 from ..core.text import BOW, EOW, BOW_BYTES, EOW_BYTES, marked_bytes
-from ..core.encodings import Encoding, LazyEncoding, Encodings, word_id_list
+from ..core.encodings import ENCODING_FIELDS, Encoding, LazyEncoding, Encodings, word_id_list
 from ..core.protocol import Tokenizer, SPECIAL_TOKENS, NUM_SPECIAL, WordCache, _SPECIAL_RE
 from .vocab import (Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword,
                                            has_stray_bytes, flat_to_triplet)
@@ -287,17 +287,24 @@ def _row_field(self: Factorizer, block: np.ndarray, start: int, n: int, name: st
 _new = object.__new__      # `encode` makes its `LazyEncoding` as `LazyEncoding._of` does, inlined: a call less per text
 
 class _CachedRows:
-    "A cached word's kernel rows and the `Encoding` lists made of them so far: each hit reads its own copies."
-    __slots__ = ("rows", "n", "make", "lists")
+    """A cached word's kernel rows and the `Encoding` lists made of them so far, kept as tuples: each hit reads its own
+    copies. The entry is the only object of a cached word that the garbage collector tracks (an array and tuples of
+    numbers are not tracked), so that filling a cache never adds a full collection of the process's objects."""
+    __slots__ = ("rows", "n", "make") + ENCODING_FIELDS
     def __init__(self, rows: np.ndarray, make):
-        self.rows, self.n, self.make, self.lists = rows, rows.shape[1], make, {}
+        self.rows, self.n, self.make = rows, rows.shape[1], make
+        self.ids = self.tokens = self.offsets = self.word_ids = self.attention_mask = self.scores = None
     def field(self, name: str) -> list:
-        made = self.lists.get(name)
-        if made is None: made = self.lists[name] = self.make(self.rows, 0, self.n, name)
-        return list(made)
+        made = getattr(self, name)
+        if made is not None: return list(made)
+        made = self.make(self.rows, 0, self.n, name)
+        setattr(self, name, tuple(made))
+        return made
 
 class _RowsCache(WordCache):
     "`encode`'s cache of single words: word -> its `_CachedRows`, bounded by characters plus tokens."
+    def __init__(self, max_chars: int, make):
+        super().__init__(max_chars); self.make = make          # the tokenizer's `_row_field`, one for every entry
     @staticmethod
     def cost(word: str, rows: _CachedRows) -> int: return len(word) + rows.n
 
@@ -312,7 +319,7 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
     samples, cache = d["sigma_sample"] > 0, None
     if not samples and not add_special_tokens and d["cache_chars"] > 0:
         cache = d.get("_call_cache")
-        if cache is None: cache = self._call_cache = _RowsCache(self.cache_chars)
+        if cache is None: cache = self._call_cache = _RowsCache(self.cache_chars, self._row_field)
         hit = cache.entries.get(text)
         if hit is not None:
             cache.entries.move_to_end(text)
@@ -329,8 +336,10 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
         return self._encode_texts([text], add_special_tokens, 1, [seed] if samples else None)[0]
     # a text of one word (its last row is of word 0) is cached, in an array of its own (not pinning the block)
     if cache is not None and n and block[5, start + n - 1] == 0:
-        rows = cache.get(text, lambda _: _CachedRows(block[:, start:start + n].copy(), self._row_field))
-        return LazyEncoding._of(rows.field, n)
+        rows = _CachedRows(block[:, start:start + n].copy(), cache.make)
+        cache.add(text, rows)
+        e = _new(LazyEncoding); ed = e.__dict__; ed["_build"] = rows.field; ed["_n"] = n
+        return e
     e = _new(LazyEncoding); ed = e.__dict__; ed["_build"] = partial(self._row_field, block, start, n); ed["_n"] = n
     return e
 Factorizer.__call__ = Factorizer.encode
