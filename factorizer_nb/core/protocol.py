@@ -316,7 +316,8 @@ def from_file(cls: Tokenizer, path: str | Path) -> Tokenizer:
     return tok
 
 # %% ../../nbs/core/04_protocol.ipynb #8b34ab26
-FOREIGN_LOADER = "factorizer_nb.eval.loader"   # the other formats (HF, transformers, sentencepiece, tiktoken), outside core
+# the other formats (HF, transformers, sentencepiece, tiktoken), outside core
+FOREIGN_LOADER = "factorizer_nb.eval.loader"
 
 def load_tokenizer(path: str | Path) -> Tokenizer:
     """Any tokenizer written by `save`, a FACTORIZER vocabulary file, or a file or folder of another format that
@@ -325,7 +326,8 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
     if path.is_dir(): return import_module(FOREIGN_LOADER).load_any(path)
     if not path.is_file(): raise FileNotFoundError(f"No tokenizer file at {path}")
     with open(path, "rb") as f: head = f.read(64)
-    # not JSON: another format's file, else a vocabulary file (ours, which opens with its magic line, or the authors' DAWG)
+    # not JSON: another format's file, else a vocabulary file (ours, which opens with its magic line, or the
+    # authors' DAWG)
     if not head.lstrip().startswith(b"{"):
         foreign = import_module(FOREIGN_LOADER)
         if foreign.sniff(path) not in (None, "factorizer"): return foreign.load_any(path)

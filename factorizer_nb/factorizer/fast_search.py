@@ -26,9 +26,9 @@ except ImportError:  # the tokenizer then uses the pure-Python search of `factor
     HAVE_NUMBA = False
 
 # %% auto #0
-__all__ = ['CHUNK_WORDS', 'PARALLEL_MIN_WORDS', 'WHITESPACE', 'BOW_CP', 'EOW_CP', 'ROW_FIELDS', 'SPECIAL_ENTRY', 'CHUNK_TEXTS',
-           'ROW_BLOCK', 'TABLE_BYTES', 'trie_levels', 'Splits', 'split_many', 'Rows', 'encode_rows', 'new_row_block',
-           'warm', 'TextEncoder', 'encode_text']
+__all__ = ['MARK_NODE', 'MARK_ONE', 'MARK_TWO', 'CHUNK_WORDS', 'PARALLEL_MIN_WORDS', 'WHITESPACE', 'BOW_CP', 'EOW_CP',
+           'ROW_FIELDS', 'SPECIAL_ENTRY', 'CHUNK_TEXTS', 'ROW_BLOCK', 'TABLE_BYTES', 'trie_levels', 'Splits',
+           'split_many', 'Rows', 'encode_rows', 'new_row_block', 'warm', 'TextEncoder', 'encode_text']
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #d21389b1
 if not HAVE_NUMBA:                                   # the kernels below stay plain Python functions
@@ -63,15 +63,28 @@ def _child(first, label, child, u, b):
         else: hi = m
     return child[lo] if lo < first[u + 1] and label[lo] == b else -1
 
+MARK_NODE, MARK_ONE, MARK_TWO = 256, 256 * 256, 256 * 256 + 256   # where `_dense_levels`' tables after the mark begin
+
 @njit(cache=True)
-def _dense_levels(first, label, child):
-    """The trie's first two levels as dense tables: the root's child along each byte (int32 [256]) and the node after
-    each two bytes (int32 [256 * 256]), -1 where there is none."""
-    root, two = np.full(256, -1, np.int32), np.full(256 * 256, -1, np.int32)
+def _dense_levels(first, label, child, bow):
+    """The trie's first two levels, and the two after the word-start mark `bow`, as dense tables (-1 where there is no
+    node): `root` (int32 [257]) holds the root's child along each byte, and at MARK_NODE the node after `bow`; `two`
+    the node after each two bytes, from MARK_ONE the mark node's child along each byte, from MARK_TWO the node after
+    the mark and each two bytes."""
+    root, two = np.full(MARK_NODE + 1, -1, np.int32), np.full(MARK_TWO + 256 * 256, -1, np.int32)
     for e in range(first[0], first[1]):
         u = child[e]
         root[label[e]] = u
         for f in range(first[u], first[u + 1]): two[(np.int64(label[e]) << 8) | label[f]] = child[f]
+    u = 0 if len(bow) else -1                                            # node 0 is the root
+    for b in bow:
+        if u >= 0: u = _child(first, label, child, u, b)
+    root[MARK_NODE] = u
+    if u >= 0:
+        for e in range(first[u], first[u + 1]):
+            v = child[e]
+            two[MARK_ONE + label[e]] = v
+            for f in range(first[v], first[v + 1]): two[MARK_TWO + ((np.int64(label[e]) << 8) | label[f])] = child[f]
     return root, two
 
 @njit(cache=True, inline="always")
@@ -92,10 +105,13 @@ def _split_one(first, label, child, entry, logp, root, two, key, alpha_split, si
     for j in range(1, len(bow)): dist[j] = -np.inf                      # inside a mark: never improved, never reached
     for j in range(max(1, n - len(eow) + 1), n): dist[j] = -np.inf
     dist[0] = 0.0
+    lb = len(bow)
+    at_mark = lb > 0 and n >= lb and _has_at(key, 0, bow)  # then every piece from 0 passes the mark's node
     for i in range(n):                              # every edge goes forward: dist[i] is final when i is reached
         d = dist[i]
         if d == np.inf or d == -np.inf: continue                         # not reached, or inside a mark
-        u, length = root[key[i]], 1
+        if i == 0 and at_mark: u, length = root[MARK_NODE], lb           # (edges ending inside it change nothing)
+        else: u, length = root[key[i]], 1
         while u >= 0:
             e, j = entry[u], i + length
             if e >= 0 and not (inner and ((i > 0 and length >= len(bow) and _has_at(key, i, bow))
@@ -107,6 +123,8 @@ def _split_one(first, label, child, entry, logp, root, two, key, alpha_split, si
                 if cost < dj or (cost == dj and d < dist[prev[j]]): dist[j], prev[j], pent[j] = cost, i, e
             if j >= n: break
             if length == 1: u = two[(np.int64(key[i]) << 8) | key[j]]
+            elif i == 0 and at_mark and length <= lb + 1:
+                u = two[MARK_ONE + key[j]] if length == lb else two[MARK_TWO + ((np.int64(key[lb]) << 8) | key[j])]
             else: u = _child(first, label, child, u, key[j])
             length += 1
     if prev[n] < 0: return -1
@@ -129,8 +147,8 @@ def _split_range(first, label, child, entry, logp, root, two, buf, offs, alpha_s
     dist, prev, pent = np.empty(longest + 1), np.empty(longest + 1, np.int64), np.empty(longest + 1, np.int64)
     for w in range(lo, hi):
         a, b = offs[w], offs[w + 1]
-        counts[w] = _split_one(first, label, child, entry, logp, root, two, buf[a:b], alpha_split, sigma_sample, seeds[w],
-                               inner[w], bow, eow, ends[a:b], ents[a:b], dist, prev, pent)
+        counts[w] = _split_one(first, label, child, entry, logp, root, two, buf[a:b], alpha_split, sigma_sample,
+                               seeds[w], inner[w], bow, eow, ends[a:b], ents[a:b], dist, prev, pent)
 
 def _split_many_py(first, label, child, entry, logp, root, two, buf, offs, alpha_split, sigma_sample, seeds, inner, bow,
                    eow, ends, ents, counts):
@@ -171,11 +189,11 @@ def _launch(parallel, serial, args: tuple, num_threads: int):
 _LEVELS: dict = {}        # id(trie) -> (trie, root, two): `_dense_levels` of the last 8 tries
 
 def trie_levels(trie: Trie) -> tuple[np.ndarray, np.ndarray]:
-    "`_dense_levels` of `trie` (the root's children and the nodes two bytes down, as dense tables), made once a trie."
+    "`_dense_levels` of `trie` (two dense levels from the root and two from the word-start mark), made once a trie."
     hit = _LEVELS.get(id(trie))
     if hit is None or hit[0] is not trie:
         if len(_LEVELS) >= 8: _LEVELS.pop(next(iter(_LEVELS)))
-        hit = _LEVELS[id(trie)] = (trie, *_dense_levels(trie.first, trie.label, trie.child))
+        hit = _LEVELS[id(trie)] = (trie, *_dense_levels(trie.first, trie.label, trie.child, _BOW))
     return hit[1], hit[2]
 
 class Splits(NamedTuple):
@@ -197,8 +215,8 @@ def split_many(trie: Trie, words: list[bytes], alpha_split: float, sigma_sample:
     inner = np.zeros(len(words), np.bool_) if inner is None else np.asarray(inner, np.bool_)
     # zeros: unused slots index entry 0
     ends, ents, counts = np.zeros(len(buf), np.int64), np.zeros(len(buf), np.int64), np.empty(len(words), np.int64)
-    args = (trie.first, trie.label, trie.child, trie.entry, trie.logp, *trie_levels(trie), buf, offs, float(alpha_split),
-            float(sigma_sample), seeds, inner, _BOW, _EOW, ends, ents, counts)
+    args = (trie.first, trie.label, trie.child, trie.entry, trie.logp, *trie_levels(trie), buf, offs,
+            float(alpha_split), float(sigma_sample), seeds, inner, _BOW, _EOW, ends, ents, counts)
     _launch(_split_many, _split_many_serial, args, num_threads if len(words) >= PARALLEL_MIN_WORDS else 1)
     return Splits(counts, offs, ends, ents)
 
@@ -276,7 +294,7 @@ def _encode_range(first, label, child, entry, logp, flat, root, two, buf, text_o
 # %% ../../nbs/factorizer/08_fast_search.ipynb #8a44e451
 @njit(cache=True, inline="always")
 def _piece_span(a, b, nb, n_key, ne, cw, char_of):
-    "Characters (start, end) of the word's piece over marked-word bytes [a, b): its first character to one past its last."
+    "Characters (start, end) of the word's piece over marked-word bytes [a, b): its first character to past its last."
     s = 0 if a < nb else cw if a >= n_key - ne else char_of[a]          # the character holding byte a
     e = 0 if b <= nb else cw if b >= n_key - ne else char_of[b - 1] + 1   # one past the character holding byte b - 1
     return s, max(s, e)
@@ -573,7 +591,8 @@ if HAVE_NUMBA:
 def _new_text_state(first, label, child, entry, logp, flat, root, two, table):
     "A `TextState` over the trie's arrays and a word table, with scratch for short words."
     s = structref.new(_TEXT_STATE)
-    s.first, s.label, s.child, s.entry, s.logp, s.flat, s.root, s.two = first, label, child, entry, logp, flat, root, two
+    s.first, s.label, s.child, s.entry, s.logp, s.flat = first, label, child, entry, logp, flat
+    s.root, s.two = root, two
     s.key, s.char_of, s.ends, s.ents, s.dist, s.prev, s.pent = _scratch(32)
     s.meta, s.w_hash, s.w_slot, s.w_koff, s.w_keys, s.w_first, s.w_count, s.w_pieces = table
     s.scores, s.offs, s.row_len = np.empty(0, np.float64), np.zeros(4, np.int64), np.zeros(1, np.int64)

@@ -84,7 +84,7 @@ def _depth(x) -> int:
 # %% ../../nbs/hf/00_tokenizer.ipynb #c85aef35
 _SPECIAL_ATTRIBUTES = dict(zip(("unk_token", "cls_token", "sep_token", "pad_token", "mask_token"), SPECIAL_TOKENS))
 _SETTINGS = ("alpha_split", "sigma_sample", "seed", "unk")      # the settings that are arguments of their own
-FIRST_ADDED = CODEBOOK_SIZE + NUM_SPECIAL   # the first added token's triplet is (261, 261, 261), after the five specials
+FIRST_ADDED = CODEBOOK_SIZE + NUM_SPECIAL   # the first added token's triplet, (261, 261, 261): after the 5 specials
 # what `transformers` passes `from_pretrained` for the hub, which a packaged language or a file does not go to
 _HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "proxies", "revision", "subfolder", "token",
                "trust_remote_code", "resume_download", "_from_auto", "_commit_hash")
@@ -315,7 +315,7 @@ def _texts(self: FactorizerTokenizer, text, is_split_into_words: bool) -> tuple[
     return texts, starts, batched
 
 def _pairs(text, is_split_into_words: bool) -> tuple | None:
-    "(texts, pairs) of a batch of pairs given as 2-tuples (of texts, or of word lists with is_split_into_words), else None."
+    "(texts, pairs) of a batch of pairs as 2-tuples (of texts, or of word lists with is_split_into_words), else None."
     if not isinstance(text, (list, tuple)) or not text: return None
     part = (list, tuple) if is_split_into_words else str
     if not all(isinstance(x, (list, tuple)) and len(x) == 2 and all(isinstance(p, part) for p in x) for x in text):
@@ -560,7 +560,8 @@ _CALL_DEFAULTS = dict(add_special_tokens=True, padding=False, truncation=None, m
 def __call__(self: FactorizerTokenizer, text=None, text_pair=None, text_target=None, text_pair_target=None,
              tokenizer_kwargs: dict | None = None, **kwargs) -> BatchEncoding:
     """Triplet ids [batch, length, 3] of one text or a batch (or pairs), cut, padded and masked as asked; with
-    `text_target`, its ids as `labels`. Takes every keyword of `PreTrainedTokenizerBase.__call__` (others are ignored)."""
+    `text_target`, its ids as `labels`. Takes every keyword of `PreTrainedTokenizerBase.__call__` (and ignores
+    others)."""
     args = {**_CALL_DEFAULTS, **(tokenizer_kwargs or {}), **kwargs}
     max_target_length = args.pop("max_target_length", None)
     if other := sorted(set(args) - set(_CALL_DEFAULTS)):                      # as transformers: noted, then ignored
@@ -673,8 +674,9 @@ def save_vocabulary(self: FactorizerTokenizer, save_directory: str, filename_pre
 
 @patch(cls_method=True)
 def convert_added_tokens(cls: FactorizerTokenizer, obj, save: bool = False, add_type_field: bool = True):
-    """`transformers`' conversion of what `save_pretrained` stores, which stores the `factorizer` argument as the settings
-    that have no argument of their own: `__init__` rebuilds the `Factorizer` from them and the vocabulary file."""
+    """`transformers`' conversion of what `save_pretrained` stores, which stores the `factorizer` argument as the
+    settings that have no argument of their own: `__init__` rebuilds the `Factorizer` from them and the vocabulary
+    file."""
     if isinstance(obj, Factorizer): return {k: v for k, v in obj.config().items() if k not in _SETTINGS}
     return super(FactorizerTokenizer, cls).convert_added_tokens(obj, save=save, add_type_field=add_type_field)
 

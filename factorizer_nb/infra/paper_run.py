@@ -123,7 +123,8 @@ def paper_run(out: str | Path, words: Sequence[tuple[str, int]], profile: str = 
     record = dict(profile=profile, lang=lang, device=device_name(device), torch=torch.__version__,
                   cuda=torch.version.cuda if device.type == "cuda" else None, packages=package_versions(),
                   budget_s=budget_s, reserve_s=reserve_s, bench_steps=bench_steps, words=len(words),
-                  words_sha256=run_fingerprint(cfg, words)["words_sha256"])       # the list's, as the checkpoint's fingerprint has it
+                  # the list's, as the checkpoint's fingerprint has it
+                  words_sha256=run_fingerprint(cfg, words)["words_sha256"])
     path = out / "paper_run.json"
     def save(**more):
         record.update(more, seconds_so_far=round(time.perf_counter() - t_start, 1))
@@ -192,7 +193,8 @@ def record_run(run: str | Path, words: Iterable[str], ledger: str | Path, name: 
         raise ValueError(f"{run}: the run did not finish its schedule "
                          f"({rec.get('steps_done')} of {rec.get('steps_planned')} steps)")
     try: items, meta = entries_from_text(lzma.decompress((run / VOCAB_ENTRIES).read_bytes()).decode("utf-8"))
-    except (lzma.LZMAError, UnicodeDecodeError) as e: raise ValueError(f"{run / VOCAB_ENTRIES}: not xz text ({e})") from e
+    except (lzma.LZMAError, UnicodeDecodeError) as e:
+        raise ValueError(f"{run / VOCAB_ENTRIES}: not xz text ({e})") from e
     with tempfile.TemporaryDirectory() as d:               # the whole vocabulary, built here as it was read off there
         cut = cut_vocabulary(Vocabulary(items, meta), words).save(Path(d) / "cut.dawg")
         text = lzma.compress(vocab_to_text(cut).encode("utf-8"))

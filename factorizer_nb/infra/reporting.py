@@ -196,7 +196,7 @@ def save_figure(fig, name: str, data, caption: str, settings: dict, seeds: dict,
     table = data.to_csv(index=False).encode("utf-8")
     csv_path = d / (f"{name}.csv{XZ}" if len(table) > FIGURE_DATA_XZ_BYTES else f"{name}.csv")
     outputs[csv_path] = table
-    (d / f"{name}.csv{XZ}" if csv_path.suffix == ".csv" else d / f"{name}.csv").unlink(missing_ok=True)  # the other form
+    (d / f"{name}.csv{XZ}" if csv_path.suffix == ".csv" else d / f"{name}.csv").unlink(missing_ok=True)  # other form
     saved = _save_outputs(d, name, outputs, manifest(caption, settings, seeds, data_files, **extra))
     show(shown_figure(name, outputs[d / f"{name}.png"], caption))
     return saved

@@ -192,7 +192,7 @@ KERNEL_RANK = {"DEFAULT": 0, "AVX2": 1, "AVX512": 2}        # torch's x86 CPU ke
 ONEDNN_ISA = {"AVX2": "AVX2", "AVX512": "AVX512_CORE"}     # oneDNN's cap of the same width
 
 def kernel_advice(committed: str | None, rerun: str | None) -> str:
-    "What makes this CPU run the committed run's torch kernels, when the two differ ('' when they agree or are unknown)."
+    "What makes this CPU run the committed run's torch kernels, when the two differ ('' if they agree or are unknown)."
     if not committed or not rerun or committed == rerun: return ""
     told = f"torch ran {rerun} kernels here and {committed} kernels in the committed run"
     if committed not in KERNEL_RANK or rerun not in KERNEL_RANK: return f"{told}: float training takes another path."

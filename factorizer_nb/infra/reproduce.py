@@ -82,7 +82,7 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
             before, os.environ[NOTEBOOK_ENV] = os.environ.get(NOTEBOOK_ENV), f"{name}@{t0}"
             copy = out_dir / f"{nb.stem}{label}{nb.suffix}"
             try:
-                declared = declared_parameters(nb)                   # any other parameter it does not declare is left out
+                declared = declared_parameters(nb)                   # any parameter it does not declare is left out
                 given = {k: v for k, v in (parameters or {}).items() if k in declared}
                 with ProgressRelay():                           # the kernel's progress bars, on this terminal
                     pm.execute_notebook(str(nb), str(copy),

@@ -87,8 +87,8 @@ def run_sage(sage: SaGe, out_dir: str | Path | None = None, resume: bool = True,
     out = Path(out_dir) if out_dir is not None else None
     if out is not None and resume: load_checkpoint(sage, out)
     initial, final = len(sage.seg.pieces), sage.settings.final_size
-    with progress_bar(total=max(initial - final, 0), initial=initial - sage.size, disable=not progress, desc="SaGe pruning",
-              unit="tok") as bar:
+    with progress_bar(total=max(initial - final, 0), initial=initial - sage.size, disable=not progress,
+                      desc="SaGe pruning", unit="tok") as bar:
         while sage.size > final:
             bar.update(len(sage.next_step())); bar.set_postfix(objective=f"{sage.objective:.4g}")
             if out is not None: save_checkpoint(sage, out)
