@@ -28,7 +28,7 @@ except ImportError:  # the tokenizer then uses the pure-Python search of `factor
 # %% auto #0
 __all__ = ['MARK_NODE', 'MARK_ONE', 'MARK_TWO', 'CHUNK_WORDS', 'PARALLEL_MIN_WORDS', 'WHITESPACE', 'BOW_CP', 'EOW_CP',
            'ROW_FIELDS', 'SPECIAL_ENTRY', 'CHUNK_TEXTS', 'ROW_BLOCK', 'TABLE_BYTES', 'trie_levels', 'Splits',
-           'split_many', 'Rows', 'encode_rows', 'new_row_block', 'warm', 'TextEncoder', 'encode_text']
+           'split_many', 'Rows', 'encode_rows', 'new_row_block', 'warm', 'row_views', 'TextEncoder', 'encode_text']
 
 # %% ../../nbs/factorizer/08_fast_search.ipynb #d21389b1
 if not HAVE_NUMBA:                                   # the kernels below stay plain Python functions
@@ -663,6 +663,10 @@ def warm() -> None:
 
 TABLE_BYTES = 1 << 17     # most bytes of words a word table holds (fewer where `cache_chars` is smaller)
 
+def row_views(block: np.ndarray) -> tuple:
+    "Memoryviews of a row block's rows: a slice of one and its `tolist` cost about half of numpy's."
+    return tuple(memoryview(r) for r in block)
+
 class TextEncoder:
     """One-text calls of the compiled search on one trie: its `TextState`, the current row block, the kernel, and a word
     table of up to `table_bytes` bytes of words (0: none) that the best splits of its calls and `encode_rows` share."""
@@ -671,6 +675,11 @@ class TextEncoder:
         self.trie, self.block, self.kernel = trie, new_row_block(), _one_text_kernel()
         self.table = _new_word_table(max(0, int(table_bytes)))
         self.state = _new_text_state(*(getattr(trie, f) for f in _TRIE_FIELDS), *trie_levels(trie), self.table)
+
+    @property
+    def block(self) -> np.ndarray: return self.rows[0]
+    @block.setter
+    def block(self, block: np.ndarray): self.rows = (block, row_views(block))   # the block in use and `row_views`
 
     def __call__(self, text: str, alpha_split: float, sigma_sample: float = 0.0, seed: int = 0,
                  specials: bool = False) -> tuple[np.ndarray, int, int] | None:

@@ -265,21 +265,22 @@ def _encode_chunk(self: Factorizer, texts: list[str], add_special_tokens: bool, 
     return self._row_encodings(texts, add_special_tokens, num_workers, self._text_seeds(len(texts)))
 
 @patch
-def _row_field(self: Factorizer, block: np.ndarray, start: int, n: int, name: str) -> list:
-    """Field `name` of the `Encoding` of one text's kernel rows block[:, start:start + n], as a batch's row has it
-    (scores: each entry's log p, 0 for the special rows): what its `LazyEncoding` makes when that field is read."""
+def _row_field(self: Factorizer, rows, start: int, n: int, name: str) -> list:
+    """Field `name` of the `Encoding` of one text's kernel rows, columns start:start + n of `rows` (a row block's
+    `row_views`, or an int32 [7, columns] array), as a batch's row has it (scores: each entry's log p, 0 for the special
+    rows): what its `LazyEncoding` makes when that field is read."""
     end = start + n
     if name == "ids":                                    # each entry's triplet tuple, made once: rows 0-2 hold the same
         ids = self.__dict__.get("_entry_ids") or self._entry_ids_of()        # -1, -2: [CLS], [SEP]
-        return [ids[e] for e in block[6, start:end].tolist()]
+        return [ids[e] for e in rows[6][start:end].tolist()]
     if name == "tokens":
         tokens = self.__dict__.get("_entry_tokens") or self._entry_tokens_of()
-        return [tokens[e] for e in block[6, start:end].tolist()]
-    if name == "offsets": return list(zip(*block[3:5, start:end].tolist()))
-    if name == "word_ids": return word_id_list(block[5, start:end].tolist())
+        return [tokens[e] for e in rows[6][start:end].tolist()]
+    if name == "offsets": return list(zip(rows[3][start:end].tolist(), rows[4][start:end].tolist()))
+    if name == "word_ids": return word_id_list(rows[5][start:end].tolist())
     if name == "attention_mask": return [1] * n
     if name == "scores":
-        ent = block[6, start:end]
+        ent = np.asarray(rows[6][start:end])
         return np.where(ent >= 0, self.vocab.trie.logp[np.maximum(ent, 0)], 0.0).astype(np.float64).tolist()
     raise AttributeError(f"an Encoding has no field {name!r}")
 
@@ -327,20 +328,21 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
             return e
     seed = self.rng.getrandbits(64) if samples else 0
     one = d.get("_text_encoder") or self._text_encoder_of()
-    block = one.block                                    # `TextEncoder.__call__` inlined: a Python call less
+    block, views = one.rows                              # `TextEncoder.__call__` inlined: a Python call less
     start, n = one.kernel(one.state, text.encode("utf-8", "surrogatepass"), d["alpha_split"], d["sigma_sample"], seed,
                           add_special_tokens, block)
     if start == -2:                                      # the block is full: the call again, with a new one
         block, start, n = one(text, self.alpha_split, self.sigma_sample, seed, add_special_tokens) or (None, -1, 0)
+        if start >= 0: views = one.rows[1] if block is one.rows[0] else fast_search.row_views(block)
     if start < 0 or (add_special_tokens and _SPECIAL_RE.search(text)):
         return self._encode_texts([text], add_special_tokens, 1, [seed] if samples else None)[0]
     # a text of one word (its last row is of word 0) is cached, in an array of its own (not pinning the block)
-    if cache is not None and n and block[5, start + n - 1] == 0:
+    if cache is not None and n and views[5][start + n - 1] == 0:
         rows = _CachedRows(block[:, start:start + n].copy(), cache.make)
         cache.add(text, rows)
         e = _new(LazyEncoding); ed = e.__dict__; ed["_build"] = rows.field; ed["_n"] = n
         return e
-    e = _new(LazyEncoding); ed = e.__dict__; ed["_build"] = partial(self._row_field, block, start, n); ed["_n"] = n
+    e = _new(LazyEncoding); ed = e.__dict__; ed["_build"] = partial(self._row_field, views, start, n); ed["_n"] = n
     return e
 Factorizer.__call__ = Factorizer.encode
 
