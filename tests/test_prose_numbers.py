@@ -24,7 +24,6 @@ SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 IN_CELL = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")   # the numbers of a table cell ("60.39 ± 0.48")
 NOT_IN_TABLES = {
     "*": {"12,544"},                          # en_ewt's training sentences: the treebank's size, no result
-    "12_vocab_inference.ipynb": {"16.8"},     # 256^3 triplets in millions: the codebooks' size, no result
     "18_languages.ipynb": {"1,000"},          # the top-1,000 words: the measure's definition
     "14_fig5_index_counts.ipynb": {"91.8%", "10.5%"},   # shares of ids counted fewer than 10 times, in the figure
     "15_fig8_colors.ipynb": {"25.6%"},        # counted on the figure's subwords in the notebook, not stored
@@ -33,7 +32,7 @@ NOT_IN_TABLES = {
                           "0.116", "65.09", "72.43",   # the first run's, on another CPU, replaced by the committed one
                           "16,000",           # a rough power-law extrapolation, worked out for the prose
                           "5,000",            # the factorized unigram model's per-word perplexity per subword, rounded
-                          "2,500"},           # the paper's Table 6 subwords over ours, rounded
+                          "2,500"},           # the paper's Table 6 subwords over ours (a difference in sweep_lm_en too)
     "46_fig7_scarcity.ipynb": {"3.24 M", "52,926",   # words in the whole text and in 1/64: the figure's manifest
                                "83,000"},     # BPE subwords in 1/64, counted for the prose, not stored
 }
