@@ -38,6 +38,14 @@ def _free_port() -> int:
     with socket.socket() as s: s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
 
 
+def _this_run(path: Path) -> str:
+    "The Markdown an executed notebook's 'This run' cell rendered: its verdict on its own run."
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    i = next(i for i, c in enumerate(cells)
+             if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## This run"))
+    return "".join("".join(o["data"]["text/markdown"]) for o in cells[i + 1]["outputs"]
+                   if "text/markdown" in o.get("data", {}))
+
 def _ddp_worker(rank: int, world: int, port: int, tok_file: str, out: str, training: LMTraining):
     import torch.distributed as dist
     from factorizer_nb.core.protocol import load_tokenizer
@@ -222,6 +230,11 @@ def test_lm_notebooks_tiny(tmp_path):
     res = run_notebooks(["en"], "tiny", nbs, runs_dir=tmp_path / "runs",
                         parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "figures"), ledger=1))
     assert all(v is None for v in res.values()), res
+    said = {p.name[:2]: _this_run(p) for p in (tmp_path / "runs").rglob("4[4-7]_*.ipynb")}   # each one's own verdict
+    assert sorted(said) == ["44", "45", "46", "47"] and all("'tiny' profile" in v for v in said.values()), said
+    assert "No BPE and FACTORIZER pair in this run" in said["44"], said["44"]     # 44 checked BPE alone: one line
+    assert "Table 1, FACTORIZER ahead of BPE on LAS" in said["45"] and "From 1 to 0.25 of the text" in said["46"], said
+    assert "FACTORIZER loses" in said["47"] and "p_noise = 0 to 0.1" in said["47"], said["47"]
     out = tmp_path / "figures"
     t1 = pd.read_csv(out / "table1_lm_ablation_en.csv")
     assert list(t1.model) == ["BPE", "BPE + sampling", "BPE + sampling + averaging", "FACTORIZER", "FACTORIZER + sampling",
@@ -303,6 +316,7 @@ def test_lm_notebooks_tiny(tmp_path):
     assert list(two.model) == ["BPE", "FACTORIZER"] and np.isclose(two.ppl_word.iloc[0], gates.ppl_word.iloc[0])
     assert two.filter(like="fine-tuned LAS, mix ->").iloc[:, 0].isna().tolist() == [False, True]
     assert set(pd.read_csv(tmp_path / "fig2" / "table_lm_gate2_controls_en.csv").base) == {"BPE"}
+    assert "Fine-tuned FACTORIZER is" in _this_run(next((tmp_path / "runs2").rglob("44_*.ipynb")))
     res = run_notebooks(["en"], "tiny", nbs[2:3], runs_dir=tmp_path / "runs3",  # Figure 7 on some of the fractions, from the ledger
                         parameters=dict(work_dir=str(tmp_path / "work"), figures_dir=str(tmp_path / "fig3"), fractions="1", ledger=1))
     assert all(v is None for v in res.values()), res
@@ -310,6 +324,8 @@ def test_lm_notebooks_tiny(tmp_path):
     part = pd.read_csv(tmp_path / "fig3" / "fig7_scarcity_en.csv")
     assert set(part.fraction) == {1.0} and np.allclose(part.groupby("model").LAS.mean(), fig7[fig7.fraction == 1].groupby("model").LAS.mean())
     assert "Not in this run: fractions 0.25 of the 'tiny' profile." in json.loads((tmp_path / "fig3" / "fig7_scarcity_en.manifest.json").read_text())["caption"]
+    one = _this_run(next((tmp_path / "runs3").rglob("46_*.ipynb")))                # one fraction: said in one line
+    assert "Only fraction 1 in this run: no scarcity to compare." in one, one
 
 
 def test_a_run_keeps_its_precision():
