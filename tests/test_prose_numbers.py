@@ -9,8 +9,11 @@ described are those the notebook saves (for English, in `figures/`, in every `fi
 that of every profile it names as "the `<profile>` profile", and in that of the profile its parameters cell sets) and
 those the cell names (`figures/grid/table_fig4_parser_*`, `<lang>` read as any language). A number that matches none
 is stale: rewrite it from the table. The few numbers that no table holds are listed in `NOT_IN_TABLES` with the reason.
+
+The tables are read as committed (git's `HEAD`), since `make reproduce` rewrites `figures/` with its own run's numbers
+before `make test` runs; outside a git checkout, the files as they are.
 """
-import glob, io, json, lzma, math, re
+import glob, io, json, lzma, math, re, subprocess
 from pathlib import Path
 import numpy as np, pandas as pd, pytest
 from factorizer_nb.core.settings import load_settings
@@ -73,11 +76,27 @@ def described_tables(nb: dict, text: str) -> list[Path]:
         stems += [Path(p.removesuffix(".xz").removesuffix(".csv"))
                   for ext in (".csv", ".csv.xz") for p in glob.glob(pattern + ext)]
     files = [s.parent / (s.name + ext) for s in stems for ext in (".csv", ".csv.xz")]
-    return sorted({f for f in files if f.exists()})
+    return sorted({f for f in files if (f in COMMITTED if COMMITTED is not None else f.exists())})
+
+def _git(*args: str) -> bytes | None:
+    "The output of a git command in the checkout, or None outside a git checkout (or where git fails)."
+    try: return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError): return None
+
+_TRACKED = _git("ls-files", "-z", "--", "figures")
+COMMITTED = None if _TRACKED is None else {ROOT / p for p in _TRACKED.decode("utf-8").split("\0") if p}
+
+def committed_bytes(path: Path) -> bytes:
+    "A file as committed at HEAD (the file on disk outside a git checkout)."
+    if COMMITTED is None: return path.read_bytes()
+    data = _git("show", f"HEAD:{path.relative_to(ROOT).as_posix()}")
+    if data is None: raise FileNotFoundError(f"{path} is not committed at HEAD")
+    return data
 
 def _read(path: Path) -> pd.DataFrame:
-    "A table, plain or xz-compressed."
-    return pd.read_csv(io.BytesIO(lzma.decompress(path.read_bytes()))) if path.suffix == ".xz" else pd.read_csv(path)
+    "A table as committed, plain or xz-compressed."
+    data = committed_bytes(path)
+    return pd.read_csv(io.BytesIO(lzma.decompress(data) if path.suffix == ".xz" else data))
 
 def over_seeds(df: pd.DataFrame) -> list[list[float]]:
     """A table with one row per seed: each numeric column's means and sds (ddof 1) over the seeds of one setting, a
