@@ -9,15 +9,8 @@ no word table); `encode(word)` with no field read; `encode(word).ids`; and `.tok
 
     python benchmarks/bench_call_parts.py [--pinned en zh]
 """
-import argparse, time
-
-
-def best(fn, k=5):
-    "Fastest of k runs of fn(), in seconds, after one untimed run."
-    fn(); ts = []
-    for _ in range(k):
-        t = time.perf_counter(); fn(); ts.append(time.perf_counter() - t)
-    return min(ts)
+import argparse
+from bench_split_commits import best          # the fastest of k runs, after one untimed run (this folder is on the path)
 
 
 def main():
@@ -66,7 +59,7 @@ def main():
                 ("`encode(word)`, no field read", each(fz.encode)),
                 ("`encode(word).ids`", each(lambda w: fz.encode(w).ids)),
                 ("`encode(word).tokens`", each(lambda w: fz.encode(w).tokens))]
-        times = [(name, best(fn) / len(words) * 1e6) for name, fn in rows]
+        times = [(name, best(fn, 5) / len(words) * 1e6) for name, fn in rows]
         ref = times[0][1]
         print(f"\n{lang}: {len(words):,} words, pinned vocabulary of {len(fz.vocab):,} subwords, no cache\n")
         print("| part | µs per word | HF's time / this |\n|---|---:|---:|")
