@@ -285,7 +285,7 @@ def _row_field(self: Factorizer, rows, start: int, n: int, name: str) -> list:
     raise AttributeError(f"an Encoding has no field {name!r}")
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #40fdac2b
-_new = object.__new__      # `encode` makes its `LazyEncoding` as `LazyEncoding._of` does, inlined: a call less per text
+_of = LazyEncoding._of     # bound once: `encode` makes its `LazyEncoding` without looking the class method up per call
 
 class _CachedRows:
     """A cached word's kernel rows and the `Encoding` lists made of them so far, kept as tuples: each hit reads its own
@@ -324,8 +324,7 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
         hit = cache.entries.get(text)
         if hit is not None:
             cache.entries.move_to_end(text)
-            e = _new(LazyEncoding); ed = e.__dict__; ed["_build"] = hit.field; ed["_n"] = hit.n   # `_of`, inlined
-            return e
+            return _of(hit.field, hit.n)
     seed = self.rng.getrandbits(64) if samples else 0
     one = d.get("_text_encoder") or self._text_encoder_of()
     block, views = one.rows                              # `TextEncoder.__call__` inlined: a Python call less
@@ -333,17 +332,15 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
                           add_special_tokens, block)
     if start == -2:                                      # the block is full: the call again, with a new one
         block, start, n = one(text, self.alpha_split, self.sigma_sample, seed, add_special_tokens) or (None, -1, 0)
-        if start >= 0: views = one.rows[1] if block is one.rows[0] else fast_search.row_views(block)
+        if start >= 0: views = fast_search.row_views(block)                 # once a block, or a long text's own
     if start < 0 or (add_special_tokens and _SPECIAL_RE.search(text)):
         return self._encode_texts([text], add_special_tokens, 1, [seed] if samples else None)[0]
     # a text of one word (its last row is of word 0) is cached, in an array of its own (not pinning the block)
     if cache is not None and n and views[5][start + n - 1] == 0:
         rows = _CachedRows(block[:, start:start + n].copy(), cache.make)
         cache.add(text, rows)
-        e = _new(LazyEncoding); ed = e.__dict__; ed["_build"] = rows.field; ed["_n"] = n
-        return e
-    e = _new(LazyEncoding); ed = e.__dict__; ed["_build"] = partial(self._row_field, views, start, n); ed["_n"] = n
-    return e
+        return _of(rows.field, n)
+    return _of(partial(self._row_field, views, start, n), n)
 Factorizer.__call__ = Factorizer.encode
 
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #602ec6cf
