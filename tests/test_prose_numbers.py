@@ -13,10 +13,11 @@ is stale: rewrite it from the table. The few numbers that no table holds are lis
 The tables are read as committed (git's `HEAD`), since `make reproduce` rewrites `figures/` with its own run's numbers
 before `make test` runs; outside a git checkout, the files as they are.
 """
-import glob, io, json, lzma, math, re, subprocess
+import functools, glob, io, json, lzma, math, re, subprocess
 from pathlib import Path
 import numpy as np, pandas as pd, pytest
 from factorizer_nb.core.settings import load_settings
+from factorizer_nb.infra.repro_report import _git_show
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(glob.glob(str(ROOT / "nbs/paper/*.ipynb"))
@@ -78,18 +79,19 @@ def described_tables(nb: dict, text: str) -> list[Path]:
     files = [s.parent / (s.name + ext) for s in stems for ext in (".csv", ".csv.xz")]
     return sorted({f for f in files if (f in COMMITTED if COMMITTED is not None else f.exists())})
 
-def _git(*args: str) -> bytes | None:
-    "The output of a git command in the checkout, or None outside a git checkout (or where git fails)."
-    try: return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, check=True).stdout
+def _tracked(folder: str) -> set[Path] | None:
+    "The files git tracks under `folder`, or None outside a git checkout (or where git fails)."
+    try: out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--", folder], capture_output=True, check=True)
     except (OSError, subprocess.CalledProcessError): return None
+    return {ROOT / p for p in out.stdout.decode("utf-8").split("\0") if p}
 
-_TRACKED = _git("ls-files", "-z", "--", "figures")
-COMMITTED = None if _TRACKED is None else {ROOT / p for p in _TRACKED.decode("utf-8").split("\0") if p}
+COMMITTED = _tracked("figures")
 
+@functools.lru_cache(maxsize=None)
 def committed_bytes(path: Path) -> bytes:
-    "A file as committed at HEAD (the file on disk outside a git checkout)."
+    "A file as committed at HEAD (the file on disk outside a git checkout), read once for all the cells that use it."
     if COMMITTED is None: return path.read_bytes()
-    data = _git("show", f"HEAD:{path.relative_to(ROOT).as_posix()}")
+    data = _git_show(ROOT, path.relative_to(ROOT).as_posix())
     if data is None: raise FileNotFoundError(f"{path} is not committed at HEAD")
     return data
 
