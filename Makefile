@@ -21,7 +21,7 @@
 #   make lm-sweep             the sweep that sized the cpu language-model profile (nbs/paper/heavy/18_lm_sweep, 6 minutes per setting)
 #   make lm-gates             issue #27's gates on PROFILE (default here: cpu): BPE and FACTORIZER pretrained about 1 and 1.5 hours,
 #                             against unigram perplexity and the from-scratch parser, with gate 2's controls for both, one fine-tuning
-#                             seed (GATES_ARGS: what figures/cpu ran) (nbs/paper/lm/44_lm_gates), resumable, into runs/en-cpu/ and figures/cpu/;
+#                             seed (the lm-gates batch of config/pipeline.yaml: what figures/cpu ran) (nbs/paper/lm/44_lm_gates), resumable, into runs/en-cpu/ and figures/cpu/;
 #                             every result recorded in data/ledger/en-cpu/lm/ (commit it), so a rerun needs no runs/
 #   make factorial            FACTORIZER's segmentation and embedding crossed on from-scratch parsers trained to a plateau (issue #28;
 #                             profile plateau, nbs/paper/heavy/19_factorial; the medium VQ-VAE, trained once in runs/en-grid/ladder/ and
@@ -69,7 +69,7 @@ export FACTORIZER_NB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: evaluate device-bundle paper-words setup setup-hf-suite lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test test-slow check-outputs check-sync readme bench data lab clean-runs
+.PHONY: batch paper-vq workflow-check evaluate device-bundle paper-words setup setup-hf-suite lock docs docs-check results-index reproduce figures pin seed-spread check-figures sweep lm-sweep lm-gates factorial factorial-large fig4-plateau-large fig4-plateau ladder compute-study medium sage-paper gpu-check parser-grid lm test test-slow check-outputs check-sync readme bench data lab clean-runs
 
 # Reinstalls only when pyproject.toml's or requirements.lock's content changed (nbdev-export rewrites pyproject.toml, which would defeat a timestamp).
 # Every dependency, transitive ones included, comes from requirements.lock (exact versions and sha256 hashes; `make lock`).
@@ -85,16 +85,30 @@ setup:
 # Re-resolve requirements.lock from pyproject.toml (uv reads the package indexes from UV_INDEX_URL, UV_EXTRA_INDEX_URL, UV_FIND_LINKS).
 lock: setup
 	$(BIN)/pip install -q uv
-	UV_FIND_LINKS="$${UV_FIND_LINKS:-$$PIP_FIND_LINKS}" $(BIN)/uv pip compile pyproject.toml --extra experiments --extra hf --extra eval --extra dev --generate-hashes --python-version 3.11 --index-strategy unsafe-best-match --no-header -o requirements.lock
+	UV_FIND_LINKS="$${UV_FIND_LINKS:-$$PIP_FIND_LINKS}" $(BIN)/uv pip compile pyproject.toml --extra experiments --extra hf --extra eval --extra workflow --extra dev --generate-hashes --python-version 3.11 --index-strategy unsafe-best-match --no-header -o requirements.lock
+
+# The pipeline (workflow/Snakefile, Snakemake): each target below runs a batch of config/pipeline.yaml. Up to date by
+# content (.snakemake/ keeps what each job ran with): a second run runs no job. EXECUTOR=slurm submits every job to a Slurm
+# cluster (workflow/profiles/slurm); JOBS runs that many jobs side by side where the cores allow (each job has THREADS);
+# SNAKEMAKE_ARGS goes to Snakemake as it is (--dry-run, --forceall, --summary).
+EXECUTOR ?= local
+JOBS ?= 1
+THREADS ?= 2
+SNAKEMAKE_ARGS ?=
+PARAMS ?=
+NPROC := $(shell $(PYTHON) -c "import os; print(len(os.sched_getaffinity(0)))" 2>/dev/null || nproc)
+LOCAL_CORES = $(shell echo $$(( $(JOBS) * $(THREADS) < $(NPROC) ? $(JOBS) * $(THREADS) : $(NPROC) )))
+EXECUTION = $(if $(filter slurm,$(EXECUTOR)),--workflow-profile workflow/profiles/slurm $(if $(filter-out 1,$(JOBS)),--jobs $(JOBS)),\
+	$(if $(filter local,$(EXECUTOR)),--cores $(LOCAL_CORES),$(error EXECUTOR is local or slurm, not $(EXECUTOR))))
+# $(call pipeline,BATCH,EXTRA CONFIG): run a batch for LANGS on PROFILE
+pipeline = $(BIN)/snakemake --snakefile workflow/Snakefile $(EXECUTION) $(SNAKEMAKE_ARGS) --config batch=$(1) \
+	langs="$(LANGS)" profile=$(PROFILE) threads=$(THREADS) $(if $(PARAMS),'parameters={$(PARAMS)}') $(2)
 
 reproduce: setup
 ifeq ($(EXPERIMENTS),lm)
 	$(MAKE) lm
 else
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile $(PROFILE)
-	$(if $(filter small,$(PROFILE)),$(call BD_GUTENBERG,$(LANGS)))
-	$(MAKE) results-index
-	$(if $(filter small,$(PROFILE)),$(BIN)/python -m factorizer_nb.infra.repro_report --langs $(LANGS))
+	$(call pipeline,reproduce)
 endif
 
 # The main job drawn from the pinned artefacts (data/ledger/<lang>-small/pins/, parser records beside them): every figure and table of
@@ -102,99 +116,66 @@ endif
 # the CSVs come out byte for byte as committed on any machine.
 # `make pin` trains what is not pinned yet for LANGS (as make reproduce does) and pins it: commit data/ledger/ with the outputs.
 PINNED_LANGS := $(patsubst data/ledger/%-small/pins,%,$(wildcard data/ledger/*-small/pins))
-# English's medium profile (make medium) drawn from its pins, where data/ledger/en-medium/pins/ holds them
-MEDIUM_NBS = $(sort $(wildcard nbs/paper/1[1-6]_*.ipynb))
-MEDIUM_FIGURES = $(if $(wildcard data/ledger/en-medium/pins),$(BIN)/python -m factorizer_nb.infra.reproduce --langs en \
-	--profile medium --notebooks $(MEDIUM_NBS) --pins use)
-# English's B&D tables on a second corpus, the Gutenberg novels, belong to the main job too
-BD_GUTENBERG = $(if $(filter en,$(1)),$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small $(2) \
-	--notebooks nbs/paper/31_bpe_vs_unigram.ipynb -p corpus=text/en_gutenberg8.txt.xz)
+# (config/pipeline.yaml's figures batch: English's Gutenberg B&D tables and its medium profile belong to it too)
 figures: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(PINNED_LANGS) --profile small --pins use
-	$(call BD_GUTENBERG,$(PINNED_LANGS),--pins use)
-	$(MEDIUM_FIGURES)
-	$(MAKE) results-index
+	$(call pipeline,figures,pinned_langs="$(PINNED_LANGS)")
 
 # The main job under seeds 43-46 beside the committed 42 (nbs/paper/heavy/22_seed_spread, about 20 minutes a seed on 2 cores, resumable):
 # the spread of every main number, figures/table_seed_spread_<lang>.csv, which the reproduction report's tolerances come from.
 seed-spread: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile small --notebooks nbs/paper/heavy/22_seed_spread.ipynb
-	$(MAKE) results-index
+	$(call pipeline,seed-spread)
 
 pin: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs $(LANGS) --profile small --pins record
-	$(call BD_GUTENBERG,$(LANGS),--pins record)
-	$(MAKE) results-index
+	$(call pipeline,pin)
 
 # The language-model experiments (issue #12, nbs/paper/lm/): Tables 1 and 3, the table across four tokenizers and Figure 7, for English on
 # PROFILE (small: a 2-core CPU; paper: Table 6 on GPUs, PROCESSES per pretraining run under torchrun), resumable; FACTORIZER's vocabulary
 # comes from notebooks 11-12 of the same profile. Also `make reproduce EXPERIMENTS=lm`. On every profile but small, each result (pretraining,
 # perplexity, fine-tuning, evaluation) is recorded in data/ledger/en-<profile>/lm/ (commit it: a later run reads it back without runs/).
-# The gates notebook (44) runs last, as make lm-gates does (GATES_ARGS), so that its committed outputs stay the gates' own.
-# With a ledger, every model is first finished in turn (lm_command --complete: pretraining, perplexity, fine-tunings, Figure 6's noise,
-# from-scratch parsers) in the order LM_ORDER, then Figure 7's fractions, so that a run which loses runs/ costs at most the model in
-# progress; the notebooks then read their numbers back from the ledger.
+# The gates notebook (44) runs last, as make lm-gates does, so that its committed outputs stay the gates' own.
+# With a ledger, every model is a job of its own (lm_command --complete: pretraining, perplexity, fine-tunings, Figure 6's noise,
+# from-scratch parsers), so that a run which loses runs/ costs at most the models in progress; the notebooks then read their
+# numbers back from the ledger.
 PROCESSES ?= 1
-lm_ledger = $(if $(filter small tiny,$(1)),0,1)
-LM_ORDER ?= BPE,FACTORIZER,Unigram LM,SaGe,BPE + sampling,FACTORIZER + sampling,FACTORIZER (12L)
-LM_NOTEBOOKS := $(addprefix nbs/paper/lm/,47_fig6_lm_noise.ipynb 45_lm_tables.ipynb 46_fig7_scarcity.ipynb)
-LM_UNLISTED := $(filter-out $(LM_NOTEBOOKS) nbs/paper/lm/44_lm_gates.ipynb,$(wildcard nbs/paper/lm/*.ipynb))
+LM_UNLISTED := $(filter-out $(foreach n,44_lm_gates 45_lm_tables 46_fig7_scarcity 47_fig6_lm_noise,nbs/paper/lm/$(n).ipynb),\
+	$(wildcard nbs/paper/lm/*.ipynb))
 lm: setup
-	@test -z "$(LM_UNLISTED)" || { echo "make lm: add $(LM_UNLISTED) to LM_NOTEBOOKS in the Makefile" >&2; exit 1; }
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) \
-	  --notebooks nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb
-	$(if $(filter 1,$(call lm_ledger,$(PROFILE))),$(BIN)/python -m factorizer_nb.downstream.lm_command --lang en --profile $(PROFILE) \
-	  --processes $(PROCESSES) --complete --models "$(LM_ORDER)")
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(PROFILE) -p processes=$(PROCESSES) -p ledger=$(call lm_ledger,$(PROFILE)) \
-	  --notebooks $(LM_NOTEBOOKS)
-	$(MAKE) lm-gates LM_PROFILE=$(PROFILE)
+	@test -z "$(LM_UNLISTED)" || { echo "make lm: add $(LM_UNLISTED) to the lm batch of config/pipeline.yaml" >&2; exit 1; }
+	$(call pipeline,lm,'parameters={processes: $(PROCESSES)}')
 
 LM_PROFILE ?= cpu
-GATES_ARGS ?= -p seeds=1 -p models=BPE,FACTORIZER -p controls=BPE,FACTORIZER
 lm-sweep: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/heavy/18_lm_sweep.ipynb
-	$(MAKE) results-index
+	$(MAKE) PROFILE=$(LM_PROFILE) BATCH=lm-sweep batch
 
 lm-gates: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile $(LM_PROFILE) --notebooks nbs/paper/lm/44_lm_gates.ipynb -p ledger=$(call lm_ledger,$(LM_PROFILE)) $(GATES_ARGS)
-	$(MAKE) results-index
+	$(MAKE) PROFILE=$(LM_PROFILE) BATCH=lm-gates batch
 
 factorial: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau --notebooks nbs/paper/heavy/19_factorial.ipynb
-	$(MAKE) results-index
+	$(call pipeline,factorial)
 
-compute-study: factorial ladder fig4-plateau
+compute-study: setup
+	$(call pipeline,compute-study)
 
 factorial-large: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau_large --notebooks nbs/paper/heavy/19_factorial.ipynb \
-		-p vq_profile=large -p vq_words=0
-	$(MAKE) results-index
+	$(call pipeline,factorial-large)
 
 fig4-plateau-large: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau_large --notebooks nbs/paper/41_fig4_parser.ipynb \
-		-p vq_profile=large -p vq_words=0 -p workers=2 -p ledger=1
-	$(MAKE) results-index
+	$(call pipeline,fig4-plateau-large)
 
 fig4-plateau: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile plateau --notebooks nbs/paper/41_fig4_parser.ipynb \
-		-p vq_profile=medium -p vq_words=0 -p workers=2 -p ledger=1
-	$(MAKE) results-index
+	$(call pipeline,fig4-plateau)
 
 # issue #28 §1: FACTORIZER against VQ-VAE compute (profiles tiny, small, medium, large; top-50,000 and whole word list), parsers at the grid
-# setting, each recorded when finished in data/ledger/en-grid/ (commit it); LADDER_ARGS="-p word_lists=50000" finishes one list first,
-# LADDER_ARGS="-p leave_out=large-all" draws the figure without a point not yet measured (named in its caption)
-LADDER_ARGS ?=
+# setting, each recorded when finished in data/ledger/en-grid/ (commit it); PARAMS="word_lists: 50000" finishes one list first,
+# PARAMS="leave_out: large-all" draws the figure without a point not yet measured (named in its caption)
 ladder: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile grid --notebooks nbs/paper/heavy/20_vq_ladder.ipynb $(LADDER_ARGS)
-	$(MAKE) results-index
+	$(call pipeline,ladder)
 
 sweep: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small --notebooks nbs/paper/heavy/17_profile_sweep.ipynb
-	$(MAKE) results-index
+	$(call pipeline,sweep)
 
 medium: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile medium --notebooks $(MEDIUM_NBS) --pins record
-	$(MAKE) results-index
+	$(call pipeline,medium)
 
 # The paper-compute VQ-VAE run's word list (issue #64; nbs/infra/98_paper_run): the paper profile's whole cased list, carried to a GPU
 # with the wheels of docs/development.md, where `python -m factorizer_nb.infra.paper_run --words runs/paper_words.tsv.xz --out $$OUT` runs
@@ -211,17 +192,13 @@ gpu-check: setup
 	$(BIN)/python -m factorizer_nb.infra.gpu_check --profile paper
 
 sage-paper: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile sage_paper --notebooks nbs/paper/21_sage.ipynb
-	$(MAKE) results-index
+	$(call pipeline,sage-paper)
 
 # The parser's fuller CPU grid (issue #11): Figures 4 and 6 and the parser ablation for en and gd, Figure 4 for tr, zh and no, then the
 # cross-language table with ASO (3 seeds per side). Each language trains its small-profile VQ-VAE first (runs/<lang>-grid/).
 GRID_NBS := nbs/paper/11_train_vqvae.ipynb nbs/paper/12_vocab_inference.ipynb nbs/paper/41_fig4_parser.ipynb
 parser-grid: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en gd --profile grid --notebooks $(GRID_NBS) nbs/paper/42_fig6_noise.ipynb nbs/paper/43_parser_ablation.ipynb
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs tr zh no --profile grid --notebooks $(GRID_NBS)
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en gd tr zh no --profile grid --only-summaries --summaries nbs/paper/summary/44_parser_languages.ipynb
-	$(MAKE) results-index
+	$(call pipeline,parser-grid)
 
 # transformers' common tokenizer tests (tests/test_hf_suite.py, a slow test): the locked release's source distribution, fetched
 # and checked by its sha256 (recorded in tests/hf_suite/fetch.py) into .cache/transformers_tests/, never committed; offline, a
@@ -257,9 +234,7 @@ check-outputs: setup
 # The English main job and its medium profile drawn again from their pinned artefacts must give every committed CSV and
 # table byte for byte.
 check-figures: setup
-	$(BIN)/python -m factorizer_nb.infra.reproduce --langs en --profile small --pins use
-	$(call BD_GUTENBERG,en,--pins use)
-	$(MEDIUM_FIGURES)
+	$(call pipeline,check-figures)
 	git diff --stat --exit-code -- 'figures/*.csv' 'figures/*.csv.xz' 'figures/*.md'
 
 # Any tokenizer through the papers' evaluations (issue #84; factorizer_nb.eval.evaluate runs nbs/paper/eval/60_your_tokenizer per language)
@@ -303,3 +278,16 @@ lab: setup
 
 clean-runs:
 	rm -rf runs
+
+# Any batch of config/pipeline.yaml by name (make batch BATCH=tiny LANGS=gd), and the paper-compute VQ-VAE on a cluster's GPU
+# (make paper-vq EXECUTOR=slurm: the word list here, the run on a GPU node, its record into the ladder's ledger: commit it)
+BATCH ?= reproduce
+batch: setup
+	$(call pipeline,$(BATCH))
+
+paper-vq: setup
+	$(call pipeline,paper-vq)
+
+# Every batch's DAG, dry run (tests/test_workflow.py runs the same check)
+workflow-check: setup
+	$(BIN)/python -m pytest -q tests/test_workflow.py -m 'not slow'

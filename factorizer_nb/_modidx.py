@@ -2311,6 +2311,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                        'factorizer_nb/infra/reproduce.py'),
                                                'factorizer_nb.infra.reproduce.missing_requirements': ( 'infra/reproduce.html#missing_requirements',
                                                                                                        'factorizer_nb/infra/reproduce.py'),
+                                               'factorizer_nb.infra.reproduce.notebook_path': ( 'infra/reproduce.html#notebook_path',
+                                                                                                'factorizer_nb/infra/reproduce.py'),
                                                'factorizer_nb.infra.reproduce.paper_notebooks': ( 'infra/reproduce.html#paper_notebooks',
                                                                                                   'factorizer_nb/infra/reproduce.py'),
                                                'factorizer_nb.infra.reproduce.requirements': ( 'infra/reproduce.html#requirements',

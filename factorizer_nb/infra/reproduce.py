@@ -14,7 +14,7 @@ from .reporting import NOTEBOOK_ENV
 # %% auto #0
 __all__ = ['log', 'KERNEL_ARGUMENTS', 'paper_notebooks', 'requirements', 'missing_requirements', 'declared_parameters',
            'copy_label', 'run_notebooks', 'run_summaries', 'committed_seconds', 'clock', 'ProgressRelay', 'error_tail',
-           'main']
+           'notebook_path', 'main']
 
 # %% ../../nbs/infra/91_reproduce.ipynb #e2dd2af6
 log = logging.getLogger(__name__)
@@ -187,10 +187,22 @@ def _parameter(text: str) -> tuple[str, object]:
         except ValueError: pass
     return name, value
 
+def notebook_path(name: str, root: Path | None = None) -> Path:
+    """A notebook given by path, or by its short name under `nbs/paper/` (`13_fig3_splits`, `heavy/19_factorial`); a name
+    it cannot find raises FileNotFoundError naming the known ones."""
+    root = root or project_root()
+    if Path(name).is_file(): return Path(name)
+    known = {p.relative_to(root / "nbs" / "paper").with_suffix("").as_posix(): p
+             for p in sorted((root / "nbs" / "paper").glob("**/[0-9]*.ipynb"))}
+    hits = [p for k, p in known.items() if name.removesuffix(".ipynb") in (k, Path(k).name)]
+    if len(hits) == 1: return hits[0].relative_to(root) if hits[0].is_relative_to(Path.cwd()) else hits[0]
+    raise FileNotFoundError(f"no such notebook: {name} (known: {' '.join(Path(k).name for k in known)})")
+
 def main(argv: list[str] | None = None) -> int:
     "Command line: run the paper notebooks per language; exit 1 if any run failed."
     ap = argparse.ArgumentParser(prog="python -m factorizer_nb.infra.reproduce", description=__doc__)
-    ap.add_argument("--langs", nargs="+", default=["en"], help=f"languages ({' '.join(LANGS)})")
+    ap.add_argument("--langs", nargs="+", help=f"languages ({' '.join(LANGS)}; default en; with --only-summaries, "
+                    "default: each summary's own list)")
     ap.add_argument("--profile", default="small",
                     help="settings profile: small (default), tiny, grid, medium or paper (see settings.ini)")
     ap.add_argument("--notebooks", nargs="+", help="notebooks to run per language (default: all of nbs/paper)")
@@ -205,9 +217,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="a parameter for every per-language notebook that declares it (e.g. processes=8)")
     a = ap.parse_args(argv)
     try:                                                       # every argument is checked before anything runs
-        for lang in a.langs: load_settings(lang, a.profile)
-        missing = [n for n in (a.notebooks or []) + (a.summaries or []) if not Path(n).is_file()]
-        if missing: raise FileNotFoundError(f"no such notebook: {', '.join(missing)}")
+        for lang in a.langs or ["en"]: load_settings(lang, a.profile)
+        a.notebooks = a.notebooks and [notebook_path(n) for n in a.notebooks]
+        a.summaries = a.summaries and [notebook_path(n) for n in a.summaries]
         given = dict(_parameter(p) for p in a.parameter)
         params = given | {"pins": a.pins}
     except (KeyError, FileNotFoundError, ValueError) as e:
@@ -215,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("papermill").setLevel(logging.WARNING)   # its "Executing notebook with kernel": [k of N] says it
     if a.pins == "use": os.environ.setdefault(RUNS_ENV, str(project_root() / "runs" / "pinned"))   # not real runs
-    res = {} if a.only_summaries else run_notebooks(a.langs, a.profile, a.notebooks, parameters=params,
+    res = {} if a.only_summaries else run_notebooks(a.langs or ["en"], a.profile, a.notebooks, parameters=params,
                                                     label=copy_label(given))
     # after a per-language run: every language with outputs, not only these
     if a.summaries or a.only_summaries or not a.notebooks:

@@ -1,0 +1,227 @@
+# The pipeline's jobs, planned from config/pipeline.yaml: a job per paper notebook x language x profile (x parameters),
+# the heavy units as jobs of their own, and where each committed figure and table comes from.
+import hashlib, json, re, subprocess, sys
+from dataclasses import dataclass, field
+from pathlib import Path
+import yaml
+
+ROOT = Path(workflow.basedir).parent
+PIPELINE = yaml.safe_load((ROOT / "config" / "pipeline.yaml").read_text(encoding="utf-8"))
+PAPER = ROOT / "nbs" / "paper"
+KNOWN_NOTEBOOKS = {p.stem: p for p in sorted(PAPER.glob("**/[0-9]*.ipynb"))}
+SUMMARIES = {p.stem for p in PAPER.glob("summary/*.ipynb")}
+PIN_MODES = ("off", "use", "record")
+THREADS = int(config.get("threads", 2))
+PYTHON = sys.executable                 # the environment that runs Snakemake runs every job, on a cluster too
+
+
+def stop(message):
+    "End the run before any job with `message` on one line (an unknown language, profile, notebook or batch)."
+    sys.stderr.write(f"pipeline: {message}\n")
+    raise SystemExit(2)
+
+
+def settings_sections():
+    "The languages and profiles settings.ini defines."
+    from factorizer_nb.core.settings import read_settings
+    sections = read_settings(ROOT / "settings.ini").sections()
+    profiles = [s.removeprefix("profile:") for s in sections if s.startswith("profile:")] + ["paper"]
+    return [s for s in sections if ":" not in s and s != "DEFAULT"], profiles
+
+
+LANGUAGES, PROFILES = settings_sections()
+
+
+def sha256(*paths):
+    "One sha256 over the contents of `paths` (files, or every file under a folder), by relative name."
+    h = hashlib.sha256()
+    for p in paths:
+        p = Path(p)
+        for f in sorted(p.rglob("*")) if p.is_dir() else [p] if p.exists() else []:
+            if f.is_file() and "__pycache__" not in f.parts:
+                h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+LIBRARY_SHA = sha256(*(p for p in (ROOT / "factorizer_nb").rglob("*.py") if p.name != "_modidx.py"))
+SETTINGS_SHA = sha256(ROOT / "settings.ini")
+
+
+def run_folder(lang, profile, pins):
+    "Where a job's executed copy goes: runs/<lang> or runs/<lang>-<profile>; under runs/pinned/ when drawn from the pins."
+    return ROOT / "runs" / ("pinned" if pins == "use" else "") / (lang if profile == "small" else f"{lang}-{profile}")
+
+
+def short(value):
+    "A parameter's value as an executed copy's name shows it (factorizer_nb.infra.reproduce.copy_label)."
+    s = str(value)
+    return Path(s).name.split(".")[0] if "/" in s or re.search(r"\.[a-z]+$", s) else s
+
+
+def copy_label(parameters):
+    return "".join(f"-{k}_{re.sub(r'[^0-9A-Za-z_.+]+', '_', short(v))}" for k, v in sorted(parameters.items()))
+
+
+@dataclass
+class Job:
+    "One notebook for one language and profile (`lang` is `summary` for a cross-language notebook)."
+    nb: str
+    lang: str
+    profile: str
+    pins: str = "off"
+    parameters: dict = field(default_factory=dict)
+    summary_langs: list = field(default_factory=list)
+    after: list = field(default_factory=list)       # Job keys
+    outputs: list = field(default_factory=list)     # committed figures and tables it rewrites
+
+    @property
+    def key(self): return f"{self.profile}/{self.lang}/{self.nb}{copy_label(self.parameters)}"
+    @property
+    def rule(self): return "nb_" + re.sub(r"\W", "_", self.key)
+    @property
+    def copy(self):
+        return run_folder(self.lang, self.profile, self.pins) / f"{self.nb}{copy_label(self.parameters)}.ipynb"
+    @property
+    def notebook(self): return KNOWN_NOTEBOOKS[self.nb]
+
+    def fingerprint(self):
+        "What the job's result depends on, by content: notebook, settings, library, pins and ledger, its parameters."
+        ledger = ROOT / "data" / "ledger" / f"{self.lang}-{self.profile}"
+        return hashlib.sha256(json.dumps([sha256(self.notebook), SETTINGS_SHA, LIBRARY_SHA, sha256(ledger), self.pins,
+                                          self.parameters, self.summary_langs]).encode()).hexdigest()
+
+    def command(self):
+        p = " ".join(f"-p {k}={json.dumps(str(v))}" for k, v in sorted(self.parameters.items()))
+        if self.lang == "summary":
+            return (f"{PYTHON} -m factorizer_nb.infra.reproduce --only-summaries --summaries {self.notebook.relative_to(ROOT)} "
+                    + (f"--langs {' '.join(self.summary_langs)} " if self.summary_langs else "")
+                    + f"--profile {self.profile} --pins {self.pins}")
+        return (f"{PYTHON} -m factorizer_nb.infra.reproduce --langs {self.lang} --profile {self.profile} "
+                f"--notebooks {self.notebook.relative_to(ROOT)} --pins {self.pins} {p}").strip()
+
+
+def expand(value, what):
+    "A batch's `$langs`, `$pinned_langs`, `$profile` or `$ledger` from the config; lists as lists."
+    if isinstance(value, str) and value.startswith("$"):
+        name = value[1:]
+        if name == "ledger": return 0 if config.get("profile", "small") in ("small", "tiny") else 1
+        value = config.get(name, [])
+    if what == "langs" and isinstance(value, str): value = value.split()
+    return value
+
+
+def check(langs=(), profile=None, notebooks=()):
+    "Stop on a language, profile or notebook settings.ini and nbs/paper/ do not know."
+    if bad := [l for l in langs if l not in LANGUAGES]:
+        stop(f"unknown language {', '.join(bad)}; known: {' '.join(LANGUAGES)}")
+    if profile is not None and profile not in PROFILES:
+        stop(f"unknown profile {profile}; known: {' '.join(PROFILES)}")
+    if bad := [n for n in notebooks if n not in KNOWN_NOTEBOOKS]:
+        stop(f"unknown notebook {', '.join(bad)}; known: {' '.join(KNOWN_NOTEBOOKS)}")
+
+
+def requirements_met(nb, lang, profile):
+    "Whether settings.ini has what the notebook needs for this language (its `requires-` tags)."
+    from factorizer_nb.core.settings import load_settings
+    from factorizer_nb.infra.reproduce import missing_requirements
+    return not missing_requirements(KNOWN_NOTEBOOKS[nb], load_settings(lang, profile))
+
+
+def plan(batch_name):
+    "The jobs of a batch: {key: Job}, the heavy units, and whether it ends with the report."
+    batches = PIPELINE["batches"]
+    if batch_name not in batches: stop(f"unknown batch {batch_name}; known: {' '.join(batches)}")
+    jobs, heavy, report = {}, [], False
+    for run in batches[batch_name]:
+        if run.get("report"): report = True; continue
+        langs, profile = expand(run.get("langs", []), "langs"), expand(run.get("profile", "small"), "profile")
+        pins = run.get("pins", "off")
+        check(langs, profile)
+        if any(k == "lang" and v not in expand("$langs", "langs") or k == "profile" and v != config.get("profile", "small")
+               for k, v in (run.get("only_if") or {}).items()): continue
+        if "paper_vq" in run or "gpu_check" in run or "lm_models" in run:
+            heavy.append(dict(run, langs=langs, profile=profile)); continue
+        wanted = run["notebooks"]
+        wanted = sorted(n for n, p in KNOWN_NOTEBOOKS.items() if p.parent == PAPER) if wanted == "paper" else wanted
+        check(notebooks=wanted)
+        parameters = {k: expand(v, "") for k, v in {**run.get("parameters", {}), **config.get("parameters", {})}.items()}
+        lm_units = [h for h in heavy if "lm_models" in h] if run.get("after_lm_models") else []
+        for lang in langs:
+            for nb in wanted:
+                if not requirements_met(nb, lang, profile): continue
+                declared = _declared(nb)
+                j = Job(nb, lang, profile, pins, {k: v for k, v in parameters.items() if k in declared})
+                j.after = [Job(u, lang, profile, pins).key for u in PIPELINE["after"].get(nb, [])
+                           if Job(u, lang, profile, pins).key in jobs]
+                j.after += [lm_stamp(m, profile) for h in lm_units for m in h["lm_models"]]
+                jobs[j.key] = j
+        summaries = run.get("summaries")
+        if summaries:
+            names = sorted(SUMMARIES) if summaries == "all" else summaries
+            check(notebooks=names)
+            for nb in names:
+                # over the languages named, else each summary's own list (every language with outputs)
+                s = Job(nb, "summary", profile, pins, summary_langs=run.get("summary_langs") or [])
+                s.after = [k for k, j in jobs.items() if j.profile == profile and j.lang != "summary"]
+                jobs[s.key] = s
+    return jobs, heavy, report
+
+
+_DECLARED = {}
+def _declared(nb):
+    "The parameters a notebook's `parameters` cell declares (factorizer_nb.infra.reproduce.declared_parameters)."
+    if nb not in _DECLARED:
+        from factorizer_nb.infra.reproduce import declared_parameters
+        _DECLARED[nb] = declared_parameters(KNOWN_NOTEBOOKS[nb])
+    return _DECLARED[nb]
+
+
+def committed_outputs():
+    "{(producer, lang, profile): [manifest stems]} of every committed manifest under figures/."
+    tracked = subprocess.run(["git", "ls-files", "figures"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    out = {}
+    for name in (n for n in tracked if n.endswith(".manifest.json")):
+        m = json.loads((ROOT / name).read_text(encoding="utf-8"))
+        s = m.get("settings") if isinstance(m.get("settings"), dict) else {}
+        stem = name.removesuffix(".manifest.json")
+        nb = Path((m.get("notebook") or {}).get("path") or "").stem or next(
+            (p for prefix, p in PIPELINE["producers"].items() if Path(stem).name.startswith(prefix)), None)
+        lang = "summary" if nb in SUMMARIES else s.get("lang")
+        files = [f for f in tracked if f.startswith(stem + ".") and f[len(stem):].count("/") == 0]
+        out.setdefault((nb, lang, s.get("profile")), []).append((stem, files))
+    return out
+
+
+COMMITTED = committed_outputs()
+
+
+def claim_outputs(jobs):
+    "Give each job the committed files its notebook writes; a notebook run with parameters claims the names they show."
+    groups = {}
+    for j in jobs.values(): groups.setdefault((j.nb, j.lang, j.profile), []).append(j)
+    for key, js in groups.items():
+        for stem, files in COMMITTED.get(key, []):
+            named = [j for j in js if j.parameters and any(short(v) in Path(stem).name for v in j.parameters.values())]
+            owner = named[0] if named else next((j for j in js if not j.parameters), js[0] if len(js) == 1 else None)
+            if owner: owner.outputs += files
+
+
+def lm_stamp(model, profile):
+    "The file that marks a language model finished (pretraining, perplexity, fine-tunings, noise, parsers) for `profile`."
+    return str(ROOT / "runs" / "workflow" / f"lm-{profile}" / (re.sub(r"\W+", "_", model).strip("_").lower() + ".done"))
+
+
+def resources_of(j):
+    "Runtime (minutes), memory (MB) and GPUs a job asks of a cluster."
+    from factorizer_nb.infra.reproduce import committed_seconds
+    global _SECONDS
+    if "_SECONDS" not in globals(): _SECONDS = committed_seconds(ROOT)
+    took = _SECONDS.get((j.notebook.relative_to(ROOT).as_posix(), "en" if j.lang == "summary" else j.lang, j.profile))
+    minutes = max(20, 3 * took // 60) if took else PIPELINE["runtime_min"].get(j.nb, PIPELINE["runtime_min"]["default"])
+    return dict(runtime=int(minutes), mem_mb=PIPELINE["mem_mb"].get(j.nb, config.get("mem_mb", 8000)),
+                gpus=1 if j.profile in PIPELINE["gpu_profiles"] else 0)
+
+
+# every job runs with the same threads (the pins depend on them) and reports progress to its log
+THREAD_ENV = (f"OMP_NUM_THREADS={THREADS} MKL_NUM_THREADS={THREADS} NUMBA_NUM_THREADS={THREADS} "
+              f"FACTORIZER_NB_SPM_THREADS={THREADS}")
