@@ -188,8 +188,10 @@ device-bundle: setup
 	test -f runs/paper_words.tsv.xz || $(MAKE) paper-words
 	$(BIN)/python -m factorizer_nb.infra.device_bundle
 
+GPU_PROFILE ?= paper
+GPU_NAME ?=
 gpu-check: setup
-	$(BIN)/python -m factorizer_nb.infra.gpu_check --profile paper
+	$(call pipeline,gpu-check,profile=$(GPU_PROFILE) gpu_name="$(GPU_NAME)")
 
 sage-paper: setup
 	$(call pipeline,sage-paper)

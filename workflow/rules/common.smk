@@ -104,10 +104,15 @@ def expand(value, what):
     "A batch's `$langs`, `$pinned_langs`, `$profile` or `$ledger` from the config; lists as lists."
     if isinstance(value, str) and value.startswith("$"):
         name = value[1:]
-        if name == "ledger": return 0 if config.get("profile", "small") in ("small", "tiny") else 1
+        if name == "ledger": return int(keeps_ledger(config.get("profile", "small")))
         value = config.get(name, [])
     if what == "langs" and isinstance(value, str): value = value.split()
     return value
+
+
+def keeps_ledger(profile):
+    "Whether the language models of `profile` are recorded in data/ledger/ (small and tiny train in their notebooks)."
+    return profile not in ("small", "tiny")
 
 
 def check(langs=(), profile=None, notebooks=()):
@@ -139,13 +144,13 @@ def plan(batch_name):
         check(langs, profile)
         if any(k == "lang" and v not in expand("$langs", "langs") or k == "profile" and v != config.get("profile", "small")
                for k, v in (run.get("only_if") or {}).items()): continue
-        if "paper_vq" in run or "gpu_check" in run or "lm_models" in run:
-            heavy.append(dict(run, langs=langs, profile=profile)); continue
+        if {"paper_vq", "gpu_check", "lm_models", "evaluate"} & set(run):
+            heavy.append({k: expand(v, k) for k, v in run.items()}); continue
         wanted = run["notebooks"]
         wanted = sorted(n for n, p in KNOWN_NOTEBOOKS.items() if p.parent == PAPER) if wanted == "paper" else wanted
         check(notebooks=wanted)
         parameters = {k: expand(v, "") for k, v in {**run.get("parameters", {}), **config.get("parameters", {})}.items()}
-        lm_units = [h for h in heavy if "lm_models" in h] if run.get("after_lm_models") else []
+        lm_units = [h for h in heavy if "lm_models" in h and keeps_ledger(h["profile"])] if run.get("after_lm_models") else []
         for lang in langs:
             for nb in wanted:
                 if not requirements_met(nb, lang, profile): continue

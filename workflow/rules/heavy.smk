@@ -23,25 +23,68 @@ def _lm_rule(model, profile, after):
             f"--processes {processes} --complete --models {json.dumps(model)} > {{log}} 2>&1 && touch {{output}}"
 
 
-def gpu_check_outputs(profile):
-    "The committed tables of the GPU check on `profile` (the one measured on this project's reference GPU)."
-    return [str(ROOT / f) for (nb, _, p), outs in COMMITTED.items() if nb == "gpu_check" and p == profile
-            for stem, files in outs if stem.endswith(f"_{profile}") for f in files]
+def _gpu_check_rule(profile, name):
+    "Time `profile` on a GPU (nbs/infra/96_gpu_check) into figures/gpu/<name>, which the job rewrites."
+    name = name or f"gpu_check_{profile}"
+    done = str(ROOT / "runs" / "workflow" / f"{name}.done")
+    tables = [str(ROOT / f) for (nb, _, p), outs in COMMITTED.items() if nb == "gpu_check" and p == profile
+              for stem, files in outs if Path(stem).name == name for f in files]
+    command = f"{PYTHON} -m factorizer_nb.infra.gpu_check --profile {profile}"
+    # a named table: measured into a JSON record, then written under that name
+    if name != f"gpu_check_{profile}":
+        raw = ROOT / "runs" / "workflow" / f"{name}.json"
+        command = f"{command} --raw {raw} && {PYTHON} -m factorizer_nb.infra.gpu_check --record {raw} --name {name}"
+    rule:
+        name: name
+        output: done=done, tables=[update(f) for f in tables]
+        log: str(ROOT / "runs" / "logs" / f"{name}.log")
+        params: fingerprint=hashlib.sha256(json.dumps([SETTINGS_SHA, LIBRARY_SHA]).encode()).hexdigest()
+        threads: THREADS
+        resources: runtime=30, mem_mb=32000, gpus=0 if profile == "cpu" else 1
+        shell: "(" + command + ") > {log} 2>&1 && touch {output.done}"
+    return done
 
 
 PAPER_WORDS = str(ROOT / "runs" / "paper_words.tsv.xz")
 PAPER_RUN = ROOT / "runs" / "paper_run"
 
+def _evaluate_rule(run, lang):
+    "make evaluate for one language: its report in runs/eval/ (or `out_dir`), a stamp in runs/workflow/evaluate/."
+    tokenizer, budget = str(run["evaluate"]), run.get("budget", "quick")
+    if not tokenizer: stop("make evaluate: name a tokenizer, e.g. make evaluate TOKENIZER=cl100k_base LANGS=en")
+    slug = re.sub(r"\W+", "_", Path(tokenizer).name).strip("_")
+    done = str(ROOT / "runs" / "workflow" / "evaluate" / f"{slug}-{lang}-{budget}.done")
+    out = run.get("out_dir")
+    committed = [str(ROOT / f) for f in subprocess.run(["git", "ls-files", out], cwd=ROOT, capture_output=True,
+                                                       text=True).stdout.split()] if out else []
+    source = Path(tokenizer) if Path(tokenizer).exists() else None
+    key = [SETTINGS_SHA, LIBRARY_SHA, sha256(source) if source else tokenizer, budget, run.get("seeds", "")]
+    minutes = 60 if budget == "parser" else 15
+    command = (f"{PYTHON} -m factorizer_nb.eval.evaluate --tokenizer {json.dumps(tokenizer)} --langs {lang} --budget {budget} "
+               f"--seeds {json.dumps(str(run.get('seeds', '')))}" + (f" --out-dir {ROOT / out}" if out else ""))
+    rule:
+        name: f"evaluate_{slug}_{lang}_{budget}"
+        output: done=done, report=[update(f) for f in committed]
+        log: str(ROOT / "runs" / "logs" / f"evaluate-{slug}-{lang}-{budget}.log")
+        params: fingerprint=hashlib.sha256(json.dumps(key).encode()).hexdigest()
+        threads: THREADS
+        resources: runtime=minutes, mem_mb=config.get("mem_mb", 8000), gpus=0
+        shell: THREAD_ENV + " " + command + " 2>&1 | tee {log}; test ${{PIPESTATUS[0]}} -eq 0 && touch {output.done}"
+    return done
+
+
 for _h in HEAVY:
-    if "lm_models" in _h and _h["profile"] not in ("small", "tiny"):   # small and tiny keep no ledger: the notebooks train
+    if "lm_models" in _h and keeps_ledger(_h["profile"]):
         _up = [str(j.copy) for j in JOBS.values() if j.profile == _h["profile"] and j.nb == "12_vocab_inference"]
         for _m in _h["lm_models"]:
             _lm_rule(_m, _h["profile"], _up)
             HEAVY_TARGETS.append(lm_stamp(_m, _h["profile"]))
+    if "evaluate" in _h:
+        HEAVY_TARGETS += [_evaluate_rule(_h, lang) for lang in _h["langs"]]
     if "paper_vq" in _h:
         HEAVY_TARGETS.append(str(PAPER_RUN / "recorded.json"))
     if "gpu_check" in _h:
-        HEAVY_TARGETS.append(str(ROOT / "runs" / "workflow" / "gpu_check-paper.done"))
+        HEAVY_TARGETS.append(_gpu_check_rule(_h["profile"], _h.get("name")))
 
 
 localrules: paper_words, paper_vq_record
@@ -71,14 +114,3 @@ rule paper_vq_record:
     input: str(PAPER_RUN / "paper_run.json")
     output: str(PAPER_RUN / "recorded.json")
     shell: f"{PYTHON} -m factorizer_nb.infra.paper_run --record {PAPER_RUN} && cp {{input}} {{output}}"
-
-
-rule gpu_check:
-    "Time the paper profile on a GPU (nbs/infra/96_gpu_check) into figures/gpu/."
-    output:
-        done=str(ROOT / "runs" / "workflow" / "gpu_check-paper.done"),
-        tables=[update(f) for f in gpu_check_outputs("paper")],
-    log: str(ROOT / "runs" / "logs" / "gpu_check.log")
-    threads: THREADS
-    resources: runtime=30, mem_mb=32000, gpus=1
-    shell: f"{PYTHON} -m factorizer_nb.infra.gpu_check --profile paper > {{log}} 2>&1 && touch {{output.done}}"

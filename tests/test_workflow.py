@@ -1,0 +1,141 @@
+"""The pipeline (workflow/Snakefile): every batch's DAG builds, every paper notebook and every committed output has a job
+that makes it, bad names get one line, and (slow) a tiny batch is up to date by content: a second run runs nothing, a
+touched file reruns nothing, an edited notebook reruns it and what reads it, and a killed job is run again."""
+import os, shutil, signal, subprocess, sys, time
+from pathlib import Path
+import pytest, yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "workflow" / "Snakefile")]
+BATCHES = yaml.safe_load((ROOT / "config" / "pipeline.yaml").read_text(encoding="utf-8"))["batches"]
+# the settings each batch was run with for the committed outputs, where the defaults (English, small) do not fit
+CONFIG = {"lm": [["profile=cpu"], ["profile=small"]], "lm-gates": [["profile=cpu"]], "lm-sweep": [["profile=cpu"]],
+          "gpu-check": [["profile=paper"]], "figures": [["pinned_langs=en ar zh cs no gd tr ja"]],
+          "evaluate": [["tokenizer=cl100k_base"]], "seed-spread": [["langs=en gd"]]}
+
+
+def snakemake(*args, cwd=ROOT, check=True, timeout=120):
+    "Run Snakemake in `cwd`; its completed process."
+    r = subprocess.run(SNAKEMAKE + ["--directory", str(cwd), *args], cwd=cwd, capture_output=True, text=True,
+                       timeout=timeout)
+    if check and r.returncode: raise AssertionError(f"snakemake {' '.join(args)} failed:\n{r.stderr[-3000:]}")
+    return r
+
+
+def planned(batch, *config, cwd=ROOT):
+    "{output file: rule} of every job a batch's DAG holds (Snakemake's --summary)."
+    out = snakemake("--summary", "--config", f"batch={batch}", *config, cwd=cwd).stdout
+    rows = [line.split("\t") for line in out.splitlines()[1:] if "\t" in line]
+    return {Path(r[0]).resolve(): r[2] for r in rows}
+
+
+@pytest.fixture(scope="module")
+def every_job():
+    "The union of every batch's outputs, and how long the slowest DAG took to build."
+    outputs, slowest = {}, 0.0
+    for batch in BATCHES:
+        for config in CONFIG.get(batch, [[]]):
+            t0 = time.perf_counter()
+            outputs.update(planned(batch, *config))
+            slowest = max(slowest, time.perf_counter() - t0)
+    return outputs, slowest
+
+
+def test_every_batch_builds(every_job):
+    outputs, slowest = every_job
+    assert outputs
+    print(f"slowest DAG: {slowest:.1f} s")          # the budget is 10 s (docs/timings.md)
+
+
+def test_every_paper_notebook_has_a_job(every_job):
+    copies = {p.name.split("-")[0].removesuffix(".ipynb") for p in every_job[0] if p.suffix == ".ipynb"}
+    if any(rule.startswith("evaluate_") for rule in every_job[0].values()):
+        copies.add("60_your_tokenizer")                 # make evaluate runs it (factorizer_nb.eval.evaluate)
+    notebooks = {p.stem for p in (ROOT / "nbs" / "paper").glob("**/[0-9]*.ipynb")}
+    assert not notebooks - copies, f"no job runs {sorted(notebooks - copies)}"
+
+
+def test_every_committed_output_has_a_job(every_job):
+    tracked = subprocess.run(["git", "ls-files", "figures"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    stems = {t.removesuffix(".manifest.json") for t in tracked if t.endswith(".manifest.json")}
+    made = [t for t in tracked if any(t.startswith(s + ".") and "/" not in t[len(s):] for s in stems)]
+    assert made
+    orphans = sorted(t for t in made if (ROOT / t).resolve() not in every_job[0])
+    assert not orphans, f"{len(orphans)} committed outputs no job makes, e.g. {orphans[:5]}"
+
+
+def test_notebooks_follow_what_they_read():
+    "Per language: 12 after 11, 13-16 after 12, the parsers after their tokenizers, the summaries after the languages."
+    import re
+    dot = snakemake("--dry-run", "--config", "batch=reproduce", "langs=en gd", "--forceall", "--dag").stdout
+    labels = dict(re.findall(r'^\s*(\d+)\[label = "([^"]+)"', dot, re.M))
+    named = {(labels[a], labels[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", dot, re.M)}
+    for lang in ("en", "gd"):
+        for before, after in [("11_train_vqvae", "12_vocab_inference"), ("12_vocab_inference", "13_fig3_splits"),
+                              ("12_vocab_inference", "16_fig2_graph"), ("21_sage", "41_fig4_parser"),
+                              ("41_fig4_parser", "48_intrinsic")]:
+            pair = (f"nb_small_{lang}_{before}", f"nb_small_{lang}_{after}")
+            assert pair in named, f"{pair[1]} does not follow {pair[0]}"
+        assert (f"nb_small_{lang}_48_intrinsic", "nb_small_summary_48_intrinsic_languages") in named
+    assert ("nb_small_en_11_train_vqvae", "nb_small_gd_12_vocab_inference") not in named   # languages stay apart
+
+
+@pytest.mark.parametrize("config,known", [("langs=en xx", "known: en ar"), ("profile=huge", "known: small grid"),
+                                          ("batch=nope", "known: reproduce figures")])
+def test_unknown_names_get_one_line(config, known):
+    r = snakemake("--dry-run", "--quiet", "--config", config, check=False)
+    line = [l for l in r.stderr.splitlines() if l.startswith("pipeline:")]
+    assert r.returncode != 0 and len(line) == 1 and known in line[0], r.stderr[-2000:]
+
+
+def test_unknown_notebook_gets_one_line():
+    r = subprocess.run([sys.executable, "-m", "factorizer_nb.infra.reproduce", "--notebooks", "99_none"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "known: 00_tokenizer_demo" in r.stderr, r.stderr
+
+
+def copy_checkout(dest: Path) -> Path:
+    "The checkout's tracked and untracked-but-not-ignored files, copied to `dest` (a scratch clone with this change)."
+    names = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.splitlines()
+    for n in names:
+        if (ROOT / n).is_file():
+            (dest / n).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / n, dest / n)
+    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=dest, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"], cwd=dest, check=True)
+    return dest
+
+
+def ran(result) -> set[str]:
+    "The rules a Snakemake run or dry run lists in its job table."
+    lines = result.stdout.splitlines() + result.stderr.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith("job ") and "count" in l), None)
+    if start is None: return set()
+    return {l.split()[0] for l in lines[start + 2:] if l.strip() and not l.startswith("total")
+            and l.split()[0] not in ("all",)} - {""}
+
+
+@pytest.mark.slow
+def test_tiny_batch_is_up_to_date_by_content(tmp_path, data_dir_env):
+    "The tiny batch runs; then nothing reruns, a touch reruns nothing, an edit reruns what follows, a killed job reruns."
+    work = copy_checkout(tmp_path / "clone")
+    run = lambda *a, **k: snakemake("--cores", "2", *a, "--config", "batch=tiny", "langs=en", cwd=work,
+                                    timeout=1200, **k)
+    first = run()
+    assert {"nb_tiny_en_11_train_vqvae", "nb_tiny_en_12_vocab_inference", "nb_tiny_en_13_fig3_splits"} <= ran(first)
+    t0 = time.perf_counter()
+    assert ran(run("--dry-run")) == set()                                        # up to date: no job
+    assert time.perf_counter() - t0 < 30
+    for p in (work / "nbs" / "paper").glob("*.ipynb"): os.utime(p, (time.time() + 60,) * 2)   # new times, same content
+    assert ran(run("--dry-run")) == set()
+    nb = work / "nbs" / "paper" / "12_vocab_inference.ipynb"
+    nb.write_text(nb.read_text(encoding="utf-8").replace('"# ', '"# Edited: ', 1), encoding="utf-8")
+    assert ran(run("--dry-run")) == {"nb_tiny_en_12_vocab_inference", "nb_tiny_en_13_fig3_splits"}
+    # killed mid-run: the job is not marked complete, and the next run runs it again
+    p = subprocess.Popen(SNAKEMAKE + ["--directory", str(work), "--cores", "2", "--config", "batch=tiny", "langs=en"],
+                         cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    time.sleep(20)
+    os.killpg(p.pid, signal.SIGKILL); p.wait()
+    assert "nb_tiny_en_12_vocab_inference" in ran(run("--dry-run"))
