@@ -4,6 +4,7 @@ import hashlib, json, re, subprocess, sys
 from dataclasses import dataclass, field
 from pathlib import Path
 import yaml
+from factorizer_nb.infra.reproduce import committed_seconds, copy_label, declared_parameters, missing_requirements
 
 ROOT = Path(workflow.basedir).parent
 PIPELINE = yaml.safe_load((ROOT / "config" / "pipeline.yaml").read_text(encoding="utf-8"))
@@ -52,14 +53,9 @@ def run_folder(lang, profile, pins):
     return ROOT / "runs" / ("pinned" if pins == "use" else "") / (lang if profile == "small" else f"{lang}-{profile}")
 
 
-def short(value):
-    "A parameter's value as an executed copy's name shows it (factorizer_nb.infra.reproduce.copy_label)."
-    s = str(value)
-    return Path(s).name.split(".")[0] if "/" in s or re.search(r"\.[a-z]+$", s) else s
-
-
-def copy_label(parameters):
-    return "".join(f"-{k}_{re.sub(r'[^0-9A-Za-z_.+]+', '_', short(v))}" for k, v in sorted(parameters.items()))
+def shown(value):
+    "A parameter's value as an executed copy's name shows it (`text/en_gutenberg8.txt.xz`: `en_gutenberg8`)."
+    return copy_label({"v": value}).removeprefix("-v_")
 
 
 @dataclass
@@ -101,7 +97,7 @@ class Job:
 
 
 def expand(value, what):
-    "A batch's `$langs`, `$pinned_langs`, `$profile` or `$ledger` from the config; lists as lists."
+    "A batch's `$langs`, `$pinned_langs`, `$profile` or `$ledger` from the config; lists as lists (`$run_dir` is a job's)."
     if isinstance(value, str) and value.startswith("$"):
         name = value[1:]
         if name == "ledger": return int(keeps_ledger(config.get("profile", "small")))
@@ -128,55 +124,63 @@ def check(langs=(), profile=None, notebooks=()):
 def requirements_met(nb, lang, profile):
     "Whether settings.ini has what the notebook needs for this language (its `requires-` tags)."
     from factorizer_nb.core.settings import load_settings
-    from factorizer_nb.infra.reproduce import missing_requirements
     return not missing_requirements(KNOWN_NOTEBOOKS[nb], load_settings(lang, profile))
 
 
 def plan(batch_name):
-    "The jobs of a batch: {key: Job}, the heavy units, and whether it ends with the report."
+    """The jobs of a batch: {key: Job}; the heavy units; stamps ({file: (language, the executed copies it marks finished)}, a run's
+    `stamp`, which a notebook that runs a whole set of others reads as done); whether it ends with the report."""
     batches = PIPELINE["batches"]
     if batch_name not in batches: stop(f"unknown batch {batch_name}; known: {' '.join(batches)}")
-    jobs, heavy, report = {}, [], False
+    jobs, heavy, stamps, report = {}, [], {}, False
     for run in batches[batch_name]:
         if run.get("report"): report = True; continue
-        langs, profile = expand(run.get("langs", []), "langs"), expand(run.get("profile", "small"), "profile")
+        langs, profiles = expand(run.get("langs", []), "langs"), expand(run.get("profile", "small"), "profile")
+        profiles = profiles if isinstance(profiles, list) else [profiles]
         pins = run.get("pins", "off")
-        check(langs, profile)
+        check(langs)
+        for profile in profiles: check(profile=profile)
         if any(k == "lang" and v not in expand("$langs", "langs") or k == "profile" and v != config.get("profile", "small")
                for k, v in (run.get("only_if") or {}).items()): continue
         if {"paper_vq", "gpu_check", "lm_models", "evaluate"} & set(run):
             heavy.append({k: expand(v, k) for k, v in run.items()}); continue
-        wanted = run["notebooks"]
+        wanted = run.get("notebooks", [])
         wanted = sorted(n for n, p in KNOWN_NOTEBOOKS.items() if p.parent == PAPER) if wanted == "paper" else wanted
         check(notebooks=wanted)
         parameters = {k: expand(v, "") for k, v in {**run.get("parameters", {}), **config.get("parameters", {})}.items()}
         lm_units = [h for h in heavy if "lm_models" in h and keeps_ledger(h["profile"])] if run.get("after_lm_models") else []
         for lang in langs:
-            for nb in wanted:
-                if not requirements_met(nb, lang, profile): continue
-                declared = _declared(nb)
-                j = Job(nb, lang, profile, pins, {k: v for k, v in parameters.items() if k in declared})
-                j.after = [Job(u, lang, profile, pins).key for u in PIPELINE["after"].get(nb, [])
-                           if Job(u, lang, profile, pins).key in jobs]
-                j.after += [lm_stamp(m, profile) for h in lm_units for m in h["lm_models"]]
-                jobs[j.key] = j
+            for profile in profiles:
+                here = str(run_folder(lang, profile, pins))
+                given = {k: v.replace("$run_dir", here) if isinstance(v, str) else v for k, v in parameters.items()}
+                for nb in wanted:
+                    if not requirements_met(nb, lang, profile): continue
+                    j = Job(nb, lang, profile, pins, {k: v for k, v in given.items() if k in _declared(nb)})
+                    j.after = [Job(u, lang, profile, pins).key for u in PIPELINE["after"].get(nb, [])
+                               if Job(u, lang, profile, pins).key in jobs]
+                    j.after += [lm_stamp(m, profile) for h in lm_units for m in h["lm_models"]]
+                    j.after += [f for f, (l, _) in stamps.items() if l == lang] if run.get("after_stamps") else []
+                    jobs[j.key] = j
+                if run.get("stamp"):
+                    stamps[str(Path(here) / run["stamp"])] = (lang, [str(j.copy) for j in jobs.values()
+                                                                     if (j.lang, j.profile) == (lang, profile)])
         summaries = run.get("summaries")
         if summaries:
             names = sorted(SUMMARIES) if summaries == "all" else summaries
             check(notebooks=names)
-            for nb in names:
-                # over the languages named, else each summary's own list (every language with outputs)
-                s = Job(nb, "summary", profile, pins, summary_langs=run.get("summary_langs") or [])
-                s.after = [k for k, j in jobs.items() if j.profile == profile and j.lang != "summary"]
-                jobs[s.key] = s
-    return jobs, heavy, report
+            for profile in profiles:
+                for nb in names:
+                    # over the languages named, else each summary's own list (every language with outputs)
+                    s = Job(nb, "summary", profile, pins, summary_langs=run.get("summary_langs") or [])
+                    s.after = [k for k, j in jobs.items() if j.profile == profile and j.lang != "summary"]
+                    jobs[s.key] = s
+    return jobs, heavy, stamps, report
 
 
 _DECLARED = {}
 def _declared(nb):
     "The parameters a notebook's `parameters` cell declares (factorizer_nb.infra.reproduce.declared_parameters)."
     if nb not in _DECLARED:
-        from factorizer_nb.infra.reproduce import declared_parameters
         _DECLARED[nb] = declared_parameters(KNOWN_NOTEBOOKS[nb])
     return _DECLARED[nb]
 
@@ -206,7 +210,7 @@ def claim_outputs(jobs):
     for j in jobs.values(): groups.setdefault((j.nb, j.lang, j.profile), []).append(j)
     for key, js in groups.items():
         for stem, files in COMMITTED.get(key, []):
-            named = [j for j in js if j.parameters and any(short(v) in Path(stem).name for v in j.parameters.values())]
+            named = [j for j in js if j.parameters and any(shown(v) in Path(stem).name for v in j.parameters.values())]
             owner = named[0] if named else next((j for j in js if not j.parameters), js[0] if len(js) == 1 else None)
             if owner: owner.outputs += files
 
@@ -216,15 +220,15 @@ def lm_stamp(model, profile):
     return str(ROOT / "runs" / "workflow" / f"lm-{profile}" / (re.sub(r"\W+", "_", model).strip("_").lower() + ".done"))
 
 
+COMMITTED_SECONDS = committed_seconds(ROOT)     # how long each notebook ran in the committed run
+
+
 def resources_of(j):
     "Runtime (minutes), memory (MB) and GPUs a job asks of a cluster."
-    from factorizer_nb.infra.reproduce import committed_seconds
-    global _SECONDS
-    if "_SECONDS" not in globals(): _SECONDS = committed_seconds(ROOT)
-    took = _SECONDS.get((j.notebook.relative_to(ROOT).as_posix(), "en" if j.lang == "summary" else j.lang, j.profile))
+    took = COMMITTED_SECONDS.get((j.notebook.relative_to(ROOT).as_posix(), "en" if j.lang == "summary" else j.lang, j.profile))
     minutes = max(20, 3 * took // 60) if took else PIPELINE["runtime_min"].get(j.nb, PIPELINE["runtime_min"]["default"])
     return dict(runtime=int(minutes), mem_mb=PIPELINE["mem_mb"].get(j.nb, config.get("mem_mb", 8000)),
-                gpus=1 if j.profile in PIPELINE["gpu_profiles"] else 0)
+                gpu=1 if j.profile in PIPELINE["gpu_profiles"] else 0)
 
 
 # every job runs with the same threads (the pins depend on them) and reports progress to its log

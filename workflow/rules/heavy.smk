@@ -17,7 +17,7 @@ def _lm_rule(model, profile, after):
         threads: THREADS
         resources:
             runtime=PIPELINE["runtime_min"]["45_lm_tables"], mem_mb=16000,
-            gpus=processes if profile in PIPELINE["gpu_profiles"] else 0,
+            gpu=processes if profile in PIPELINE["gpu_profiles"] else 0,
         shell:
             THREAD_ENV + f" {PYTHON} -m factorizer_nb.downstream.lm_command --lang en --profile {profile} "
             f"--processes {processes} --complete --models {json.dumps(model)} > {{log}} 2>&1 && touch {{output}}"
@@ -40,7 +40,7 @@ def _gpu_check_rule(profile, name):
         log: str(ROOT / "runs" / "logs" / f"{name}.log")
         params: fingerprint=hashlib.sha256(json.dumps([SETTINGS_SHA, LIBRARY_SHA]).encode()).hexdigest()
         threads: THREADS
-        resources: runtime=30, mem_mb=32000, gpus=0 if profile == "cpu" else 1
+        resources: runtime=30, mem_mb=32000, gpu=0 if profile == "cpu" else 1
         shell: "(" + command + ") > {log} 2>&1 && touch {output.done}"
     return done
 
@@ -68,7 +68,7 @@ def _evaluate_rule(run, lang):
         log: str(ROOT / "runs" / "logs" / f"evaluate-{slug}-{lang}-{budget}.log")
         params: fingerprint=hashlib.sha256(json.dumps(key).encode()).hexdigest()
         threads: THREADS
-        resources: runtime=minutes, mem_mb=config.get("mem_mb", 8000), gpus=0
+        resources: runtime=minutes, mem_mb=config.get("mem_mb", 8000), gpu=0
         shell: THREAD_ENV + " " + command + " 2>&1 | tee {log}; test ${{PIPESTATUS[0]}} -eq 0 && touch {output.done}"
     return done
 
@@ -103,7 +103,7 @@ rule paper_vq:
     log: str(ROOT / "runs" / "logs" / "paper_vq.log")
     threads: THREADS
     resources:
-        runtime=int(config["paper_vq"]["runtime_min"]), mem_mb=32000, gpus=1,
+        runtime=int(config["paper_vq"]["runtime_min"]), mem_mb=32000, gpu=1,
     shell:
         f"{PYTHON} -m factorizer_nb.infra.paper_run --words {{input}} --out {PAPER_RUN} "
         f"--budget {config['paper_vq']['budget_s']} > {{log}} 2>&1"

@@ -24,3 +24,17 @@ def _rule_for(j):
 
 for _j in JOBS.values():
     _rule_for(_j)
+
+
+def _stamp_rule(path, copies):
+    "Mark a set of notebook runs finished, as the notebook that reads them (22_seed_spread: `figures/.done`) expects."
+    rule:
+        name: "done_" + re.sub(r"\W", "_", str(Path(path).relative_to(ROOT / "runs")))
+        input: copies
+        output: path
+        localrule: True
+        shell: "echo finished > {output}"
+
+
+for _path, (_, _copies) in STAMPS.items():
+    _stamp_rule(_path, _copies)
