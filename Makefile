@@ -1,4 +1,7 @@
 # factorizer-nb: set-up, the reproduction job, tests and benchmarks.
+# The targets that run notebooks are batches of one Snakemake workflow (workflow/, config/pipeline.yaml): nothing up to date
+# reruns; EXECUTOR=slurm submits every job to a Slurm cluster; JOBS=N runs N jobs side by side where the cores allow
+# (each uses THREADS threads); SNAKEMAKE_ARGS=--dry-run shows what would run; make batch BATCH=<name> runs any batch.
 #   make reproduce            set up, then run nbs/paper/ with papermill for LANGS (default: en) on PROFILE (default: small), then
 #                             print the reproduction report (this run against the committed one, within measured tolerances)
 #   make test                 set up, then run the notebooks' tests (nbdev-test) and tests/ (pytest) but the slow ones
@@ -46,6 +49,7 @@
 #                             into runs/<lang>-grid/ and figures/grid/
 #   make sage-paper           SaGe at Table 6's sizes (20,000 -> 16,000) on the English Wikipedia text offline (nbs/paper/21_sage, profile
 #                             sage_paper), resumable, into runs/en-sage_paper/ and figures/sage_paper/
+#   make paper-vq             the paper-compute VQ-VAE on a GPU (EXECUTOR=slurm: a cluster's), recorded in the ladder's ledger
 #   make gpu-check            time the paper profile on a GPU (nbs/infra/96_gpu_check: VQ-VAE steps, LM steps, vocabulary inference over
 #                             all 256^3 triplets), into figures/gpu/; about 6 minutes on one H100, set-up included (docs/timings.md)
 #   make paper-words          the paper profile's whole word list for the paper-compute VQ-VAE run on a GPU (nbs/infra/98_paper_run,
@@ -210,8 +214,14 @@ setup-hf-suite: setup
 
 # two test workers on 2 cores: one torch (OpenMP) thread and one sentencepiece thread each
 TEST_ENV := OMP_NUM_THREADS=1 FACTORIZER_NB_SPM_THREADS=1
+# Each notebook's tests run in a fresh process of their own (two at a time), so that none sees another's state (a class one
+# patches, a module one imports), in an order shuffled by NB_SEED, which is printed: `make test NB_SEED=<seed>` repeats it.
+NB_SEED ?= $(shell date +%s)
+NB_TESTS = $(shell find nbs -name '*.ipynb' -not -path 'nbs/paper/*' -not -path '*/.*' -not -path '*/_*' | sort)
 test: setup setup-hf-suite
-	$(TEST_ENV) $(BIN)/nbdev-test --skip-folder-re '^(paper|[_.])' --n-workers 2
+	@echo "notebook tests in the order of NB_SEED=$(NB_SEED)"
+	@printf '%s\n' $(NB_TESTS) | shuf --random-source=<(yes $(NB_SEED)) | $(TEST_ENV) xargs -P 2 -n 1 $(BIN)/nbdev-test \
+	  || { echo "notebook tests failed (NB_SEED=$(NB_SEED))" >&2; exit 1; }
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 15 -m 'not slow' tests
 
 # The long end-to-end tests (whole tiny notebooks, torchrun, the paper-run command, a wheel), about 11 minutes of one core; CI runs them.

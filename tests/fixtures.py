@@ -1,5 +1,5 @@
 """Shared test helpers and fixtures (registered by conftest.py; test modules import helpers from here, never from conftest)."""
-import functools, os, subprocess, sys, textwrap
+import functools, os, shutil, subprocess, sys, textwrap
 from pathlib import Path
 import pytest
 
@@ -46,3 +46,17 @@ def fields(encoding) -> dict:
     "An encoding's fields as a dict (`vars` of a lazy encoding would show its unmade state)."
     from factorizer_nb.core.protocol import ENCODING_FIELDS
     return {f: getattr(encoding, f) for f in ENCODING_FIELDS}
+
+
+def copy_checkout(dest: Path) -> Path:
+    "The checkout's tracked and untracked-but-not-ignored files, copied to `dest` (a scratch clone with this change)."
+    names = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+    for n in names:
+        if (ROOT / n).is_file():
+            (dest / n).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / n, dest / n)
+    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=dest, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"], cwd=dest, check=True)
+    return dest

@@ -3,7 +3,8 @@ tiny batch submitted through snakemake-executor-plugin-slurm, and its outputs co
 import os, shutil, subprocess, sys
 from pathlib import Path
 import pytest
-from test_workflow import ROOT, SNAKEMAKE, copy_checkout, ran
+from fixtures import copy_checkout
+from test_workflow import ROOT, SNAKEMAKE, ran
 
 SLURM = ROOT / "tests" / "slurm"
 

@@ -2,8 +2,10 @@
 that makes it, bad names get one line, and (slow) a tiny batch is up to date by content: a second run runs nothing, a
 touched file reruns nothing, an edited notebook reruns it and what reads it, and a killed job is run again."""
 import os, shutil, signal, subprocess, sys, time
+from collections import Counter
 from pathlib import Path
 import pytest, yaml
+from fixtures import copy_checkout
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "workflow" / "Snakefile")]
@@ -24,8 +26,10 @@ def snakemake(*args, cwd=ROOT, check=True, timeout=120):
 
 def planned(batch, *config, cwd=ROOT):
     "{output file: rule} of every job a batch's DAG holds (Snakemake's --summary)."
-    out = snakemake("--summary", "--config", f"batch={batch}", *config, cwd=cwd).stdout
+    out = snakemake("--summary", "--nolock", "--config", f"batch={batch}", *config, cwd=cwd).stdout
     rows = [line.split("\t") for line in out.splitlines()[1:] if "\t" in line]
+    twice = [f for f, n in Counter(r[0] for r in rows).items() if n > 1]
+    assert not twice, f"batch {batch}: files two jobs make: {sorted(twice)[:5]}"     # one job owns each output
     return {Path(r[0]).resolve(): r[2] for r in rows}
 
 
@@ -67,7 +71,7 @@ def test_every_committed_output_has_a_job(every_job):
 def test_notebooks_follow_what_they_read():
     "Per language: 12 after 11, 13-16 after 12, the parsers after their tokenizers, the summaries after the languages."
     import re
-    dot = snakemake("--dry-run", "--config", "batch=reproduce", "langs=en gd", "--forceall", "--dag").stdout
+    dot = snakemake("--dry-run", "--nolock", "--config", "batch=reproduce", "langs=en gd", "--forceall", "--dag").stdout
     labels = dict(re.findall(r'^\s*(\d+)\[label = "([^"]+)"', dot, re.M))
     named = {(labels[a], labels[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", dot, re.M)}
     for lang in ("en", "gd"):
@@ -83,7 +87,7 @@ def test_notebooks_follow_what_they_read():
 @pytest.mark.parametrize("config,known", [("langs=en xx", "known: en ar"), ("profile=huge", "known: small grid"),
                                           ("batch=nope", "known: reproduce figures")])
 def test_unknown_names_get_one_line(config, known):
-    r = snakemake("--dry-run", "--quiet", "--config", config, check=False)
+    r = snakemake("--dry-run", "--nolock", "--quiet", "--config", config, check=False)
     line = [l for l in r.stderr.splitlines() if l.startswith("pipeline:")]
     assert r.returncode != 0 and len(line) == 1 and known in line[0], r.stderr[-2000:]
 
@@ -92,20 +96,6 @@ def test_unknown_notebook_gets_one_line():
     r = subprocess.run([sys.executable, "-m", "factorizer_nb.infra.reproduce", "--notebooks", "99_none"], cwd=ROOT,
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "known: 00_tokenizer_demo" in r.stderr, r.stderr
-
-
-def copy_checkout(dest: Path) -> Path:
-    "The checkout's tracked and untracked-but-not-ignored files, copied to `dest` (a scratch clone with this change)."
-    names = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.splitlines()
-    for n in names:
-        if (ROOT / n).is_file():
-            (dest / n).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / n, dest / n)
-    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=dest, check=True)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"], cwd=dest, check=True)
-    return dest
 
 
 def ran(result) -> set[str]:

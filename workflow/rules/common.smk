@@ -1,6 +1,6 @@
 # The pipeline's jobs, planned from config/pipeline.yaml: a job per paper notebook x language x profile (x parameters),
 # the heavy units as jobs of their own, and where each committed figure and table comes from.
-import hashlib, json, re, subprocess, sys
+import functools, hashlib, json, re, shlex, subprocess, sys
 from dataclasses import dataclass, field
 from pathlib import Path
 import yaml
@@ -33,6 +33,7 @@ def settings_sections():
 LANGUAGES, PROFILES = settings_sections()
 
 
+@functools.lru_cache(maxsize=None)
 def sha256(*paths):
     "One sha256 over the contents of `paths` (files, or every file under a folder), by relative name."
     h = hashlib.sha256()
@@ -67,7 +68,7 @@ class Job:
     pins: str = "off"
     parameters: dict = field(default_factory=dict)
     summary_langs: list = field(default_factory=list)
-    after: list = field(default_factory=list)       # Job keys
+    after: list = field(default_factory=list)       # the keys of the jobs it follows, and files it waits for
     outputs: list = field(default_factory=list)     # committed figures and tables it rewrites
 
     @property
@@ -81,13 +82,14 @@ class Job:
     def notebook(self): return KNOWN_NOTEBOOKS[self.nb]
 
     def fingerprint(self):
-        "What the job's result depends on, by content: notebook, settings, library, pins and ledger, its parameters."
-        ledger = ROOT / "data" / "ledger" / f"{self.lang}-{self.profile}"
-        return hashlib.sha256(json.dumps([sha256(self.notebook), SETTINGS_SHA, LIBRARY_SHA, sha256(ledger), self.pins,
+        """What the job's result depends on, by content: notebook, settings, library, parameters, and the pins it draws
+        from (with pins=use; otherwise the ledger is what the job writes, not what it reads)."""
+        pins = sha256(ROOT / "data" / "ledger" / f"{self.lang}-{self.profile}" / "pins") if self.pins == "use" else ""
+        return hashlib.sha256(json.dumps([sha256(self.notebook), SETTINGS_SHA, LIBRARY_SHA, pins, self.pins,
                                           self.parameters, self.summary_langs]).encode()).hexdigest()
 
     def command(self):
-        p = " ".join(f"-p {k}={json.dumps(str(v))}" for k, v in sorted(self.parameters.items()))
+        p = " ".join(f"-p {shlex.quote(f'{k}={v}')}" for k, v in sorted(self.parameters.items()))
         if self.lang == "summary":
             return (f"{PYTHON} -m factorizer_nb.infra.reproduce --only-summaries --summaries {self.notebook.relative_to(ROOT)} "
                     + (f"--langs {' '.join(self.summary_langs)} " if self.summary_langs else "")
@@ -121,10 +123,15 @@ def check(langs=(), profile=None, notebooks=()):
         stop(f"unknown notebook {', '.join(bad)}; known: {' '.join(KNOWN_NOTEBOOKS)}")
 
 
+@functools.lru_cache(maxsize=None)
+def settings_of(lang, profile):
+    from factorizer_nb.core.settings import load_settings
+    return load_settings(lang, profile)
+
+
 def requirements_met(nb, lang, profile):
     "Whether settings.ini has what the notebook needs for this language (its `requires-` tags)."
-    from factorizer_nb.core.settings import load_settings
-    return not missing_requirements(KNOWN_NOTEBOOKS[nb], load_settings(lang, profile))
+    return not missing_requirements(KNOWN_NOTEBOOKS[nb], settings_of(lang, profile))
 
 
 def plan(batch_name):
@@ -138,6 +145,7 @@ def plan(batch_name):
         langs, profiles = expand(run.get("langs", []), "langs"), expand(run.get("profile", "small"), "profile")
         profiles = profiles if isinstance(profiles, list) else [profiles]
         pins = run.get("pins", "off")
+        if pins not in PIN_MODES: stop(f"batch {batch_name}: pins {pins}; known: {' '.join(PIN_MODES)}")
         check(langs)
         for profile in profiles: check(profile=profile)
         if any(k == "lang" and v not in expand("$langs", "langs") or k == "profile" and v != config.get("profile", "small")
@@ -177,12 +185,10 @@ def plan(batch_name):
     return jobs, heavy, stamps, report
 
 
-_DECLARED = {}
+@functools.lru_cache(maxsize=None)
 def _declared(nb):
     "The parameters a notebook's `parameters` cell declares (factorizer_nb.infra.reproduce.declared_parameters)."
-    if nb not in _DECLARED:
-        _DECLARED[nb] = declared_parameters(KNOWN_NOTEBOOKS[nb])
-    return _DECLARED[nb]
+    return declared_parameters(KNOWN_NOTEBOOKS[nb])
 
 
 def committed_outputs():
