@@ -8,15 +8,16 @@ import csv, datetime, hashlib, io, json, lzma, os, platform, subprocess, sys, ti
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from ..core.settings import DEFAULT_PROFILE, project_root
+from ..core.settings import DEFAULT_PROFILE, project_root, runs_root
 from ..core.sources import read_bytes, registry
 from ..core.pins import machine_record
 
 # %% auto #0
 __all__ = ['PACKAGES', 'NOTEBOOK_ENV', 'MANIFEST_VOLATILE', 'VOLATILE_SETTINGS', 'XZ', 'FIGURE_DATA_XZ_BYTES',
-           'UNRECORDED_SUFFIXES', 'OLDER_CODE', 'git_state', 'package_versions', 'data_checksums', 'thread_counts',
-           'running_notebook', 'manifest', 'in_kernel', 'shown_figure', 'shown_table', 'show', 'Saved', 'figure_dir',
-           'save_figure', 'save_table', 'older_code_outputs', 'column_problems', 'output_problems', 'main']
+           'UNRECORDED_SUFFIXES', 'BY_HAND', 'OLDER_CODE', 'git_state', 'package_versions', 'data_checksums',
+           'thread_counts', 'running_notebook', 'manifest', 'in_kernel', 'shown_figure', 'shown_table', 'show', 'Saved',
+           'figure_dir', 'save_figure', 'save_table', 'older_code_outputs', 'column_problems', 'output_problems',
+           'main']
 
 # %% ../../nbs/infra/90_reporting.ipynb #d3cc8661
 PACKAGES = ("factorizer-nb", "torch", "numpy", "sentencepiece", "tokenizers", "gensim", "wordfreq", "dawg2", "conllu",
@@ -180,8 +181,38 @@ def _figure_bytes(fig, fmt: str) -> bytes:
 
 UNRECORDED_SUFFIXES = (".pdf",)      # written beside the PNG but not committed: a new one is no new result
 
-def _save_outputs(d: Path, name: str, outputs: dict[Path, bytes], m: dict) -> list[Path]:
-    "Write each output whose bytes changed, then the manifest (rewritten whenever a committed output changed)."
+BY_HAND = "by-hand"     # runs/by-hand/: where a notebook run by hand writes what would change a committed output
+
+@lru_cache(maxsize=None)
+def _committed(root: Path) -> frozenset:
+    "The paths under `figures/` that git tracks in `root` (relative, POSIX); empty outside a git checkout."
+    try: out = subprocess.run(["git", "ls-files", "figures"], cwd=root, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError): return frozenset()
+    return frozenset(out.splitlines())
+
+def _guarded_dir(d: Path, outputs: dict[Path, bytes]) -> Path:
+    """Where outputs go: `d`, unless a notebook run by hand (in a kernel, but not by `run_notebooks`: `make reproduce`,
+    `figures`, `pin`) would rewrite a committed output with other bytes; then `runs/by-hand/<d>` (the committed `figures/`
+    change only through the batch commands), said once in the notebook."""
+    root = project_root()
+    if not in_kernel() or running_notebook() or not d.resolve().is_relative_to(root): return d
+    rel = d.resolve().relative_to(root)
+    if not any((rel / p.name).as_posix() in _committed(root) and _differs(p, data) for p, data in outputs.items()): return d
+    moved = runs_root() / BY_HAND / rel
+    moved.mkdir(parents=True, exist_ok=True)
+    note = (f"This run differs from the committed `{rel.as_posix()}/`: its outputs are in `{moved.relative_to(root) if moved.is_relative_to(root) else moved}/`, "
+            "and the committed ones are left as they are (`make reproduce`, `make figures` or `make pin` rewrite them).")
+    from IPython.display import Markdown
+    show([Markdown(note)])
+    return moved
+
+def _save_outputs(d: Path, name: str, outputs: dict[Path, bytes], m: dict, other_form: Path | None = None) -> list[Path]:
+    """Write each output whose bytes changed (removing `other_form`, the same data stored the other way), then the
+    manifest (rewritten whenever a committed output changed); in `runs/by-hand/` where `_guarded_dir` says so."""
+    if (g := _guarded_dir(d, outputs)) != d:
+        outputs, other_form = {g / p.name: data for p, data in outputs.items()}, other_form and g / other_form.name
+        d = g
+    if other_form: other_form.unlink(missing_ok=True)
     changed = [p for p, data in outputs.items() if _differs(p, data)]
     for p in changed: _write(p, outputs[p])
     recorded = any(p.suffix not in UNRECORDED_SUFFIXES for p in changed)
@@ -196,8 +227,8 @@ def save_figure(fig, name: str, data, caption: str, settings: dict, seeds: dict,
     table = data.to_csv(index=False).encode("utf-8")
     csv_path = d / (f"{name}.csv{XZ}" if len(table) > FIGURE_DATA_XZ_BYTES else f"{name}.csv")
     outputs[csv_path] = table
-    (d / f"{name}.csv{XZ}" if csv_path.suffix == ".csv" else d / f"{name}.csv").unlink(missing_ok=True)  # other form
-    saved = _save_outputs(d, name, outputs, manifest(caption, settings, seeds, data_files, **extra))
+    other = d / f"{name}.csv{XZ}" if csv_path.suffix == ".csv" else d / f"{name}.csv"
+    saved = _save_outputs(d, name, outputs, manifest(caption, settings, seeds, data_files, **extra), other_form=other)
     show(shown_figure(name, outputs[d / f"{name}.png"], caption))
     return saved
 

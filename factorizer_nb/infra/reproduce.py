@@ -7,14 +7,14 @@ from __future__ import annotations
 import argparse, codecs, logging, os, re, sys, tempfile, threading, time
 from pathlib import Path
 from ..core.settings import LANGS, RUNS_ENV, load_settings, project_root, run_dir
-from ..core.pins import PIN_MODES
+from ..core.pins import PIN_MODES, Pins
 from ..core.progress import PROGRESS_ENV, PROGRESS_TTY_ENV
 from .reporting import NOTEBOOK_ENV
 
 # %% auto #0
-__all__ = ['log', 'KERNEL_ARGUMENTS', 'paper_notebooks', 'requirements', 'missing_requirements', 'declared_parameters',
-           'copy_label', 'run_notebooks', 'run_summaries', 'committed_seconds', 'clock', 'ProgressRelay', 'error_tail',
-           'notebook_path', 'main']
+__all__ = ['log', 'AUTO_PINS', 'KERNEL_ARGUMENTS', 'paper_notebooks', 'requirements', 'missing_requirements',
+           'declared_parameters', 'copy_label', 'run_notebooks', 'run_summaries', 'committed_seconds', 'clock',
+           'notebook_pins', 'ProgressRelay', 'error_tail', 'notebook_path', 'main']
 
 # %% ../../nbs/infra/91_reproduce.ipynb #e2dd2af6
 log = logging.getLogger(__name__)
@@ -140,6 +140,33 @@ def clock(seconds: float) -> str:
     s = int(round(seconds))
     if s >= 3600: return f"{s // 3600} h {s % 3600 // 60} min"
     return f"{s // 60} min {s % 60} s" if s >= 60 else f"{s} s"
+
+# %% ../../nbs/infra/91_reproduce.ipynb #ee992626
+AUTO_PINS = "auto"      # the paper notebooks' default pins mode: from the pins when opened by hand, trained when run by a batch
+
+def notebook_pins(pins: str, lang: str, profile: str, notebook: str) -> str:
+    """The pins mode a paper notebook runs with, said in one line. `auto`, its default, is `use` when the notebook is
+    opened by hand (not by `run_notebooks`, which passes the mode) and `lang` and `profile` are pinned: the figures come
+    from the pins in a minute, in `runs/pinned/`, training nothing. Otherwise `off`: it trains. Any other mode is kept."""
+    if pins != AUTO_PINS:
+        if pins not in PIN_MODES: raise ValueError(f"pins must be one of {(AUTO_PINS, *PIN_MODES)}, not {pins!r}")
+        return pins
+    root, name = project_root(), f"nbs/paper/{notebook.removesuffix('.ipynb')}.ipynb"
+    took = committed_seconds(root).get((name, lang, profile))
+    retrain = f"the last committed run took {clock(took)}" if took else "no committed run times it"
+    pinned = Pins.of(lang, profile).root
+    if os.environ.get(NOTEBOOK_ENV) or not pinned.is_dir():
+        if not os.environ.get(NOTEBOOK_ENV): print(f"Nothing is pinned for {lang} ({profile}): this run trains ({retrain}).")
+        return "off"
+    import subprocess
+    commit = subprocess.run(["git", "log", "-1", "--format=%h %cs", "--", str(pinned)], cwd=root, capture_output=True,
+                            text=True).stdout.strip() or "this checkout"
+    os.environ[RUNS_ENV] = str(root / "runs" / "pinned")            # apart from real runs, as make figures keeps them
+    print(f"Drawn from the pins of {lang} ({profile}) in {pinned.relative_to(root) if pinned.is_relative_to(root) else pinned} "
+          f"(commit {commit}), training nothing. To retrain, set pins = \"off\" in the parameters cell, or run "
+          f"make reproduce ({retrain} on 2 cores).")
+    return "use"
+
 
 # %% ../../nbs/infra/91_reproduce.ipynb #dbf3cf9d
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
