@@ -33,13 +33,14 @@ def test_tiny_batch_on_slurm_equals_local(tmp_path, slurm, data_dir_env):
     r = run(local, "--cores", "2")
     assert r.returncode == 0, r.stderr[-3000:]
     r = run(cluster, "--workflow-profile", str(cluster / "workflow" / "profiles" / "slurm"), "--jobs", "2",
-            "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "5",
+            "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "5", "--slurm-keep-successful-logs",
             "--default-resources", f"slurm_partition={slurm['SLURM_TEST_PARTITION']}", "runtime=30", "mem_mb=4000", env=slurm)
     assert r.returncode == 0, r.stderr[-5000:]
     jobs = {"nb_tiny_en_11_train_vqvae", "nb_tiny_en_12_vocab_inference", "nb_tiny_en_13_fig3_splits"}
     assert jobs <= ran(r)
-    # each job ran as a Slurm job: the plugin keeps one log per job under .snakemake/slurm_logs/rule_<name>/
-    logs = {p.parent.parent.name.removeprefix("rule_") for p in (cluster / ".snakemake" / "slurm_logs").glob("rule_*/*/*.log")}
+    # each job ran as a Slurm job: submitted with a job id, its log under .snakemake/slurm_logs/rule_<name>/<job id>.log
+    assert all(f"rule_{j}/" in r.stderr + r.stdout for j in jobs) and "submitted with SLURM jobid" in r.stderr + r.stdout
+    logs = {p.parent.name.removeprefix("rule_") for p in (cluster / ".snakemake" / "slurm_logs").glob("rule_*/*.log")}
     assert jobs <= logs, logs
     # the same tables and figures, byte for byte (their manifests differ only in times and places)
     made = sorted(p.relative_to(local) for p in (local / "figures" / "tiny").rglob("*")

@@ -8,7 +8,7 @@ import pytest, yaml
 from fixtures import copy_checkout
 
 ROOT = Path(__file__).resolve().parents[1]
-SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "workflow" / "Snakefile")]
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", "workflow/Snakefile"]     # the checkout's in cwd
 BATCHES = yaml.safe_load((ROOT / "config" / "pipeline.yaml").read_text(encoding="utf-8"))["batches"]
 # the settings each batch was run with for the committed outputs, where the defaults (English, small) do not fit
 CONFIG = {"lm": [["profile=cpu"], ["profile=small"]], "lm-gates": [["profile=cpu"]], "lm-sweep": [["profile=cpu"]],
