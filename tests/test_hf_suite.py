@@ -21,8 +21,6 @@ from factorizer_nb.hf.tokenizer import FactorizerTokenizer  # noqa: E402
 # the suite's tests that need integer ids (a vocabulary as {token: int}, ids that are ints), each with why
 _IDS = "token ids are (r, g, b) triplets, not integers: "
 INTEGER_IDS = {
-    "test_added_tokens_serialization": _IDS + "it looks a token up in added_tokens_decoder by its id, whose keys are the "
-                                       "integer k of the triplet (k, k, k) (00_tokenizer checks the round trip)",
     "test_batch_encode_dynamic_overflowing": _IDS + "it compares pad_token_id with 0 and wants 2-D input_ids (00_tokenizer "
                                              "checks overflowing windows, padded, as [rows, length, 3])",
     "test_get_vocab": _IDS + "it compares ids with len(tokenizer) (test_hf_tokenizer.py::test_get_vocab)",

@@ -25,7 +25,7 @@ from ..factorizer.pretrained import pretrained_citation
 logger = logging.get_logger("transformers.tokenization_utils_base")   # where transformers' tokenizers warn
 
 # %% auto #0
-__all__ = ['logger', 'VOCAB_FILE', 'FIRST_ADDED', 'TokenView', 'FactorizerTokenizer', 'FactorizerConfig']
+__all__ = ['logger', 'VOCAB_FILE', 'FIRST_ADDED', 'TokenView', 'FactorizerTokenizer', 'TripletKeys', 'FactorizerConfig']
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #780ff50f
 VOCAB_FILE = "vocab.dawg"     # the vocabulary beside tokenizer_config.json (`Vocabulary.save`'s format)
@@ -204,22 +204,53 @@ def _adopt_special_tokens(self: FactorizerTokenizer) -> None:
     others = [v for a, v in self._special_tokens_map.items() if a not in _SPECIAL_ATTRIBUTES and v is not None]
     self._add_tokens(others + list(self._extra_special_tokens), special_tokens=True)
 
+def _option_regex(i: int, content: str, lstrip: bool, rstrip: bool, single_word: bool) -> str:
+    "One token's regex, content in group `t{i}`: whitespace before it (lstrip), after it (rstrip), whole words only."
+    edge = (r"(?<!\w)", r"(?!\w)") if single_word else ("", "")
+    return (r"\s*" * lstrip + edge[0] + f"(?P<t{i}>{re.escape(content)})" + edge[1] + r"\s*" * rstrip)
+
 @functools.lru_cache(maxsize=64)
-def _alternation(names: tuple[str, ...]) -> re.Pattern | None:
-    "One regex matching any of `names`, longest first (kept outside the tokenizer, so that using it changes no state)."
-    return re.compile("|".join(map(re.escape, sorted(names, key=lambda s: (-len(s), s))))) if names else None
+def _alternation(tokens: tuple[tuple[str, bool, bool, bool], ...]) -> re.Pattern | None:
+    "One regex matching any of `tokens` (content, lstrip, rstrip, single_word), longest first (kept outside the class)."
+    order = sorted(tokens, key=lambda t: (-len(t[0]), t))
+    return re.compile("|".join(_option_regex(i, *t) for i, t in enumerate(order))) if order else None
+
+@patch
+def _named_specials(self: FactorizerTokenizer) -> dict[str, AddedToken]:
+    "The five special tokens and their new names, each with the options of the `AddedToken` its attribute holds."
+    out = {t: AddedToken(t, special=True, normalized=False) for t in (*SPECIAL_TOKENS, *self._aliases())}
+    for v in map(self._special_tokens_map.get, _SPECIAL_ATTRIBUTES):
+        if isinstance(v, AddedToken) and str(v) in out:
+            out[str(v)] = AddedToken(str(v), single_word=v.single_word, lstrip=v.lstrip, rstrip=v.rstrip, special=True,
+                                     normalized=False)
+    return out
 
 @patch
 def _added_pattern(self: FactorizerTokenizer, split_special_tokens: bool = False) -> re.Pattern | None:
-    "The regex of the tokens matched in a text before its words are split; the special ones too unless split."
-    names = {t.content for t in self._added.values() if not (split_special_tokens and t.special)}
-    if not split_special_tokens: names |= {*SPECIAL_TOKENS, *self._aliases()}
-    return _alternation(tuple(sorted(names)))
+    "The regex of the tokens matched in a text before its words are split (the special ones too unless split)."
+    toks = [t for t in self._added.values() if not (split_special_tokens and t.special)]
+    if not split_special_tokens: toks += self._named_specials().values()
+    return _alternation(tuple(sorted({(t.content, t.lstrip, t.rstrip, t.single_word) for t in toks})))
+
+def _triplet_key(key):
+    "k of a triplet (k, k, k) (a tuple, list or tensor), so that it finds its token; any other key as it is."
+    if torch.is_tensor(key) or isinstance(key, np.ndarray): key = key.tolist()
+    if not isinstance(key, list | tuple): return key
+    return key[0] if len(key) == NUM_CODEBOOKS and type(key[0]) is int and len(set(key)) == 1 else tuple(key)
+
+class TripletKeys(dict):
+    "A dict keyed by the k of triplets (k, k, k), as saved, that a triplet id (`tok.eos_token_id`) also looks up."
+    def __getitem__(self, key): return super().__getitem__(_triplet_key(key))
+    def __contains__(self, key) -> bool: return super().__contains__(_triplet_key(key))
+    def get(self, key, default=None): return super().get(_triplet_key(key), default)
+
 @patch(as_prop=True)
-def added_tokens_decoder(self: FactorizerTokenizer) -> dict[int, AddedToken]:
-    "The five special tokens and the added ones by k of their triplet (k, k, k), as `save_pretrained` stores them."
-    five = {CODEBOOK_SIZE + i: AddedToken(t, special=True, normalized=False) for i, t in enumerate(SPECIAL_TOKENS)}
-    return {**five, **dict(sorted(self._added.items()))}
+def added_tokens_decoder(self: FactorizerTokenizer) -> TripletKeys:
+    """The five special tokens and the added ones by k of their triplet (k, k, k), as `save_pretrained` stores them;
+    looked up by k or by the triplet."""
+    named = self._named_specials()
+    five = {CODEBOOK_SIZE + i: named[t] for i, t in enumerate(SPECIAL_TOKENS)}
+    return TripletKeys({**five, **dict(sorted(self._added.items()))})
 
 @patch(as_prop=True)
 def added_tokens_encoder(self: FactorizerTokenizer) -> dict[str, int]:
@@ -327,22 +358,24 @@ _MARKED = re.compile(f"{re.escape(_CONTROL_TOKEN_START)}(.*?){re.escape(_CONTROL
                      f"[{_CONTROL_TOKEN_START}{_CONTROL_TOKEN_END}]", re.S)
 
 @patch
-def _pieces(self: FactorizerTokenizer, text: str, pattern: re.Pattern | None,
-            sanitized: bool = False) -> list[tuple[int, int, bool]]:
-    """(start, end, is a matched token) spans of `text`: the added and special tokens, and the text between them; with
-    `sanitized`, a control token marked in user input is text, and the markers are dropped."""
+def _pieces(self: FactorizerTokenizer, text: str, pattern: re.Pattern | None, sanitized: bool = False,
+            strip: bool = True) -> list[tuple[int, int, str | None]]:
+    """(start, end, the matched token or None) spans of `text`: the added and special tokens, and the text between
+    them; a token's span takes the whitespace its lstrip or rstrip strips, unless not `strip`. With `sanitized`, a
+    control token marked in user input is text, and the markers are dropped."""
     if sanitized:
         out, pos = [], 0
         for m in _MARKED.finditer(text):
-            out += [(a + pos, b + pos, t) for a, b, t in self._pieces(text[pos:m.start()], pattern)]
-            if m.group(1): out.append((m.start(1), m.end(1), False))
+            out += [(a + pos, b + pos, t) for a, b, t in self._pieces(text[pos:m.start()], pattern, strip=strip)]
+            if m.group(1): out.append((m.start(1), m.end(1), None))
             pos = m.end()
-        return out + [(a + pos, b + pos, t) for a, b, t in self._pieces(text[pos:], pattern)]
+        return out + [(a + pos, b + pos, t) for a, b, t in self._pieces(text[pos:], pattern, strip=strip)]
     out, pos = [], 0
     for m in (pattern.finditer(text) if pattern else ()):
-        if m.start() > pos: out.append((pos, m.start(), False))
-        out.append((m.start(), m.end(), True)); pos = m.end()
-    if pos < len(text): out.append((pos, len(text), False))
+        a, b = m.span() if strip else m.span(m.lastgroup)
+        if a > pos: out.append((pos, a, None))
+        out.append((a, b, m.group(m.lastgroup))); pos = b
+    if pos < len(text): out.append((pos, len(text), None))
     return out
 
 @patch
@@ -353,17 +386,17 @@ def _records(self: FactorizerTokenizer, texts: list[str], starts: list | None, s
     is a special token). Added and special tokens in a text are matched first; the text between them is encoded in one
     batch."""
     pattern = self._added_pattern(split_special_tokens)
-    pieces = [self._pieces(t, pattern, sanitized) for t in texts]
-    plain = [(k, a, b) for k, ps in enumerate(pieces) for a, b, matched in ps if not matched]
+    pieces = [self._pieces(t, pattern, sanitized, strip=starts is None) for t in texts]   # words keep their spans
+    plain = [(k, a, b) for k, ps in enumerate(pieces) for a, b, token in ps if token is None]
     encs = iter(self.factorizer.encode_batch([texts[k][a:b] for k, a, b in plain]) if plain else ())
     cls, sep, special = SPECIAL_IDS["[CLS]"], SPECIAL_IDS["[SEP]"], self._special_triplets()
     out = []
     for k, ps in enumerate(pieces):
         recs, w0 = [], 0
-        for a, b, matched in ps:
-            if matched:
-                t = self._token_id(texts[k][a:b])
-                recs.append((t, texts[k][a:b], (a, b), w0, seq, t in special)); w0 += 1; continue
+        for a, b, token in ps:
+            if token is not None:
+                t = self._token_id(token)
+                recs.append((t, token, (a, b), w0, seq, t in special)); w0 += 1; continue
             e = next(encs)
             for i, t, (s, f), w in zip(e.ids, e.tokens, e.offsets, e.word_ids):
                 recs.append((tuple(i), t, (s + a, f + a), None if w is None else w0 + w, seq, False))
