@@ -105,7 +105,7 @@ LOCAL_CORES = $(shell echo $$(( $(JOBS) * $(THREADS) < $(NPROC) ? $(JOBS) * $(TH
 EXECUTION = $(if $(filter slurm,$(EXECUTOR)),--workflow-profile workflow/profiles/slurm $(if $(filter-out 1,$(JOBS)),--jobs $(JOBS)),\
 	$(if $(filter local,$(EXECUTOR)),--cores $(LOCAL_CORES),$(error EXECUTOR is local or slurm, not $(EXECUTOR))))
 # $(call pipeline,BATCH,EXTRA CONFIG): run a batch for LANGS on PROFILE
-pipeline = $(BIN)/snakemake --snakefile workflow/Snakefile $(EXECUTION) $(SNAKEMAKE_ARGS) --config batch=$(1) \
+pipeline = workflow/run.sh $(BIN)/snakemake --snakefile workflow/Snakefile $(EXECUTION) $(SNAKEMAKE_ARGS) --config batch=$(1) \
 	langs="$(LANGS)" profile=$(PROFILE) threads=$(THREADS) $(if $(PARAMS),'parameters={$(PARAMS)}') $(2)
 
 reproduce: setup

@@ -48,7 +48,7 @@ def every_job():
 def test_every_batch_builds(every_job):
     outputs, slowest = every_job
     assert outputs
-    print(f"slowest DAG: {slowest:.1f} s")          # the budget is 10 s (docs/timings.md)
+    print(f"slowest DAG: {slowest:.1f} s")          # its budget, 10 s, is kept in docs/timings.md, not asserted
 
 
 def test_every_paper_notebook_has_a_job(every_job):
@@ -99,12 +99,15 @@ def test_unknown_notebook_gets_one_line():
 
 
 def ran(result) -> set[str]:
-    "The rules a Snakemake run or dry run lists in its job table."
-    lines = result.stdout.splitlines() + result.stderr.splitlines()
+    "The rules in the job table a Snakemake run or dry run prints (`Job stats:`), but `all`; empty when it has none."
+    lines = (result.stdout + "\n" + result.stderr).splitlines()
     start = next((i for i, l in enumerate(lines) if l.startswith("job ") and "count" in l), None)
     if start is None: return set()
-    return {l.split()[0] for l in lines[start + 2:] if l.strip() and not l.startswith("total")
-            and l.split()[0] not in ("all",)} - {""}
+    rules = []
+    for line in lines[start + 2:]:                      # after the header and its rule of dashes, up to `total`
+        if not line.strip() or line.startswith("total"): break
+        rules.append(line.split()[0])
+    return set(rules) - {"all"}
 
 
 @pytest.mark.slow
@@ -115,17 +118,29 @@ def test_tiny_batch_is_up_to_date_by_content(tmp_path, data_dir_env):
                                     timeout=1200, **k)
     first = run()
     assert {"nb_tiny_en_11_train_vqvae", "nb_tiny_en_12_vocab_inference", "nb_tiny_en_13_fig3_splits"} <= ran(first)
-    t0 = time.perf_counter()
     assert ran(run("--dry-run")) == set()                                        # up to date: no job
-    assert time.perf_counter() - t0 < 30
-    for p in (work / "nbs" / "paper").glob("*.ipynb"): os.utime(p, (time.time() + 60,) * 2)   # new times, same content
+    for p in (work / "nbs" / "paper").glob("*.ipynb"): os.utime(p)     # newer than every output, same content
     assert ran(run("--dry-run")) == set()
     nb = work / "nbs" / "paper" / "12_vocab_inference.ipynb"
     nb.write_text(nb.read_text(encoding="utf-8").replace('"# ', '"# Edited: ', 1), encoding="utf-8")
     assert ran(run("--dry-run")) == {"nb_tiny_en_12_vocab_inference", "nb_tiny_en_13_fig3_splits"}
-    # killed mid-run: the job is not marked complete, and the next run runs it again
+    # killed mid-run (SIGKILL, Snakemake and all): the job is not marked complete, and the next run runs it again
+    nb = work / "nbs" / "paper" / "11_train_vqvae.ipynb"
+    nb.write_text(nb.read_text(encoding="utf-8").replace('"# ', '"# Edited: ', 1), encoding="utf-8")
+    log = work / "runs" / "logs" / "tiny_en_11_train_vqvae.log"
+    log.unlink(missing_ok=True)
     p = subprocess.Popen(SNAKEMAKE + ["--directory", str(work), "--cores", "2", "--config", "batch=tiny", "langs=en"],
                          cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    time.sleep(20)
+    deadline = time.time() + 120
+    while not log.exists() and time.time() < deadline: time.sleep(0.5)
+    time.sleep(3)
+    assert p.poll() is None, "the VQ-VAE's job ended before it could be killed"
     os.killpg(p.pid, signal.SIGKILL); p.wait()
-    assert "nb_tiny_en_12_vocab_inference" in ran(run("--dry-run"))
+    assert "nb_tiny_en_11_train_vqvae" in ran(run("--dry-run", "--nolock"))
+    # the Makefile's way in clears the lock the killed run left, and runs the unfinished job again, to the end
+    again = subprocess.run(["workflow/run.sh", sys.executable, "-m", "snakemake", "--snakefile", "workflow/Snakefile",
+                            "--cores", "2", "--config", "batch=tiny", "langs=en"], cwd=work, capture_output=True, text=True,
+                           timeout=1200)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert {"nb_tiny_en_11_train_vqvae", "nb_tiny_en_12_vocab_inference"} <= ran(again)
+    assert ran(run("--dry-run")) == set()

@@ -70,6 +70,7 @@ class Job:
     summary_langs: list = field(default_factory=list)
     after: list = field(default_factory=list)       # the keys of the jobs it follows, and files it waits for
     outputs: list = field(default_factory=list)     # committed figures and tables it rewrites
+    claims: bool = True                              # False: it writes only new outputs (a returned GPU run's figures)
 
     @property
     def key(self): return f"{self.profile}/{self.lang}/{self.nb}{copy_label(self.parameters)}"
@@ -160,7 +161,8 @@ def plan(batch_name):
         for lang in langs:
             for profile in profiles:
                 here = str(run_folder(lang, profile, pins))
-                given = {k: v.replace("$run_dir", here) if isinstance(v, str) else v for k, v in parameters.items()}
+                given = {k: v.replace("$run_dir", here).replace("$root", str(ROOT)) if isinstance(v, str) else v
+                         for k, v in parameters.items()}
                 for nb in wanted:
                     if not requirements_met(nb, lang, profile): continue
                     j = Job(nb, lang, profile, pins, {k: v for k, v in given.items() if k in _declared(nb)})
@@ -168,6 +170,8 @@ def plan(batch_name):
                                if Job(u, lang, profile, pins).key in jobs]
                     j.after += [lm_stamp(m, profile) for h in lm_units for m in h["lm_models"]]
                     j.after += [f for f, (l, _) in stamps.items() if l == lang] if run.get("after_stamps") else []
+                    j.after += [str(ROOT / f) for f in run.get("after_files", [])]
+                    j.claims = run.get("claims", True)
                     jobs[j.key] = j
                 if run.get("stamp"):
                     stamps[str(Path(here) / run["stamp"])] = (lang, [str(j.copy) for j in jobs.values()
@@ -213,7 +217,8 @@ COMMITTED = committed_outputs()
 def claim_outputs(jobs):
     "Give each job the committed files its notebook writes; a notebook run with parameters claims the names they show."
     groups = {}
-    for j in jobs.values(): groups.setdefault((j.nb, j.lang, j.profile), []).append(j)
+    for j in jobs.values():
+        if j.claims: groups.setdefault((j.nb, j.lang, j.profile), []).append(j)
     for key, js in groups.items():
         for stem, files in COMMITTED.get(key, []):
             named = [j for j in js if j.parameters and any(shown(v) in Path(stem).name for v in j.parameters.values())]
