@@ -50,7 +50,7 @@ SETTINGS_SHA = sha256(ROOT / "settings.ini")
 
 
 def run_folder(lang, profile, pins):
-    "Where a job's executed copy goes: runs/<lang> or runs/<lang>-<profile>; under runs/pinned/ when drawn from the pins."
+    "A job's executed copy's folder: runs/<lang> or runs/<lang>-<profile>; under runs/pinned/ when drawn from the pins."
     return ROOT / "runs" / ("pinned" if pins == "use" else "") / (lang if profile == "small" else f"{lang}-{profile}")
 
 
@@ -92,7 +92,8 @@ class Job:
     def command(self):
         p = " ".join(f"-p {shlex.quote(f'{k}={v}')}" for k, v in sorted(self.parameters.items()))
         if self.lang == "summary":
-            return (f"{PYTHON} -m factorizer_nb.infra.reproduce --only-summaries --summaries {self.notebook.relative_to(ROOT)} "
+            return (f"{PYTHON} -m factorizer_nb.infra.reproduce --only-summaries "
+                    f"--summaries {self.notebook.relative_to(ROOT)} "
                     + (f"--langs {' '.join(self.summary_langs)} " if self.summary_langs else "")
                     + f"--profile {self.profile} --pins {self.pins}")
         return (f"{PYTHON} -m factorizer_nb.infra.reproduce --langs {self.lang} --profile {self.profile} "
@@ -100,7 +101,7 @@ class Job:
 
 
 def expand(value, what):
-    "A batch's `$langs`, `$pinned_langs`, `$profile` or `$ledger` from the config; lists as lists (`$run_dir` is a job's)."
+    "A batch's `$langs`, `$pinned_langs`, `$profile` or `$ledger` from the config, lists as lists."
     if isinstance(value, str) and value.startswith("$"):
         name = value[1:]
         if name == "ledger": return int(keeps_ledger(config.get("profile", "small")))
@@ -136,8 +137,9 @@ def requirements_met(nb, lang, profile):
 
 
 def plan(batch_name):
-    """The jobs of a batch: {key: Job}; the heavy units; stamps ({file: (language, the executed copies it marks finished)}, a run's
-    `stamp`, which a notebook that runs a whole set of others reads as done); whether it ends with the report."""
+    """The jobs of a batch: {key: Job}; the heavy units; stamps ({file: (language, the executed copies it marks
+    finished)}, a run's `stamp`, which a notebook that runs a set of others reads as done); whether it ends with the
+    report."""
     batches = PIPELINE["batches"]
     if batch_name not in batches: stop(f"unknown batch {batch_name}; known: {' '.join(batches)}")
     jobs, heavy, stamps, report = {}, [], {}, False
@@ -149,15 +151,17 @@ def plan(batch_name):
         if pins not in PIN_MODES: stop(f"batch {batch_name}: pins {pins}; known: {' '.join(PIN_MODES)}")
         check(langs)
         for profile in profiles: check(profile=profile)
-        if any(k == "lang" and v not in expand("$langs", "langs") or k == "profile" and v != config.get("profile", "small")
-               for k, v in (run.get("only_if") or {}).items()): continue
+        here = dict(lang=lambda v: v in expand("$langs", "langs"), profile=lambda v: v == expand("$profile", ""))
+        if not all(here[k](v) for k, v in (run.get("only_if") or {}).items()): continue
         if {"paper_vq", "gpu_check", "lm_models", "evaluate"} & set(run):
             heavy.append({k: expand(v, k) for k, v in run.items()}); continue
         wanted = run.get("notebooks", [])
         wanted = sorted(n for n, p in KNOWN_NOTEBOOKS.items() if p.parent == PAPER) if wanted == "paper" else wanted
         check(notebooks=wanted)
-        parameters = {k: expand(v, "") for k, v in {**run.get("parameters", {}), **config.get("parameters", {})}.items()}
-        lm_units = [h for h in heavy if "lm_models" in h and keeps_ledger(h["profile"])] if run.get("after_lm_models") else []
+        given = {**run.get("parameters", {}), **config.get("parameters", {})}
+        parameters = {k: expand(v, "") for k, v in given.items()}
+        lm_units = [h for h in heavy if "lm_models" in h and keeps_ledger(h["profile"])]
+        lm_units = lm_units if run.get("after_lm_models") else []
         for lang in langs:
             for profile in profiles:
                 here = str(run_folder(lang, profile, pins))
@@ -227,7 +231,7 @@ def claim_outputs(jobs):
 
 
 def lm_stamp(model, profile):
-    "The file that marks a language model finished (pretraining, perplexity, fine-tunings, noise, parsers) for `profile`."
+    "The file that marks a language model of `profile` finished: pretraining, perplexity, fine-tunings, noise, parsers."
     return str(ROOT / "runs" / "workflow" / f"lm-{profile}" / (re.sub(r"\W+", "_", model).strip("_").lower() + ".done"))
 
 
@@ -236,7 +240,8 @@ COMMITTED_SECONDS = committed_seconds(ROOT)     # how long each notebook ran in 
 
 def resources_of(j):
     "Runtime (minutes), memory (MB) and GPUs a job asks of a cluster."
-    took = COMMITTED_SECONDS.get((j.notebook.relative_to(ROOT).as_posix(), "en" if j.lang == "summary" else j.lang, j.profile))
+    lang = "en" if j.lang == "summary" else j.lang                   # a summary's manifests name English
+    took = COMMITTED_SECONDS.get((j.notebook.relative_to(ROOT).as_posix(), lang, j.profile))
     minutes = max(20, 3 * took // 60) if took else PIPELINE["runtime_min"].get(j.nb, PIPELINE["runtime_min"]["default"])
     return dict(runtime=int(minutes), mem_mb=PIPELINE["mem_mb"].get(j.nb, config.get("mem_mb", 8000)),
                 gpu=1 if j.profile in PIPELINE["gpu_profiles"] else 0)

@@ -1,7 +1,7 @@
-# The heavy units as jobs of their own: each language model (downstream.lm_command: pretraining, perplexity, fine-tunings,
-# Figure 6's noise, from-scratch parsers, each recorded in data/ledger/en-<profile>/lm/ as it finishes), the paper-compute
-# VQ-VAE on a GPU (infra.paper_run, recorded in the ladder's ledger) and the GPU check. A unit whose records are in the
-# ledger reads them back in seconds, so a rerun costs nothing.
+# The heavy units as jobs of their own: each language model (downstream.lm_command: pretraining, perplexity,
+# fine-tunings, Figure 6's noise, from-scratch parsers, each recorded in data/ledger/en-<profile>/lm/ when done), the
+# paper-compute VQ-VAE on a GPU (infra.paper_run, recorded in the ladder's ledger), the GPU check and make evaluate.
+# A unit whose records are in the ledger reads them back in seconds, so a rerun costs nothing.
 HEAVY_TARGETS = []
 
 
@@ -60,7 +60,8 @@ def _evaluate_rule(run, lang):
     source = Path(tokenizer) if Path(tokenizer).exists() else None
     key = [SETTINGS_SHA, LIBRARY_SHA, sha256(source) if source else tokenizer, budget, run.get("seeds", "")]
     minutes = 60 if budget == "parser" else 15
-    command = (f"{PYTHON} -m factorizer_nb.eval.evaluate --tokenizer {json.dumps(tokenizer)} --langs {lang} --budget {budget} "
+    command = (f"{PYTHON} -m factorizer_nb.eval.evaluate --tokenizer {json.dumps(tokenizer)} --langs {lang} "
+               f"--budget {budget} "
                f"--seeds {json.dumps(str(run.get('seeds', '')))}" + (f" --out-dir {ROOT / out}" if out else ""))
     rule:
         name: f"evaluate_{slug}_{lang}_{budget}"

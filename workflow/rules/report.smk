@@ -13,7 +13,8 @@ if REPORT:
         input: [str(j.copy) for j in JOBS.values()] + HEAVY_TARGETS
         output:
             report=str(_out),
-            index=[update(str(ROOT / "figures" / f"results_index.{s}")) for s in ("md", "csv")] + [update(str(ROOT / "README.md"))],
+            index=[update(str(ROOT / f)) for f in ("figures/results_index.md", "figures/results_index.csv",
+                                                   "README.md")],
         shell:
             f"({PYTHON} -m factorizer_nb.infra.results_index && {PYTHON} -m factorizer_nb.infra.readme"
             + (f" && {PYTHON} -m factorizer_nb.infra.repro_report --langs {' '.join(_langs)}" if _langs else "")
