@@ -151,12 +151,13 @@ def notebook_pins(pins: str, lang: str, profile: str, notebook: str) -> str:
     if pins != AUTO_PINS:
         if pins not in PIN_MODES: raise ValueError(f"pins must be one of {(AUTO_PINS, *PIN_MODES)}, not {pins!r}")
         return pins
+    if os.environ.get(NOTEBOOK_ENV): return "off"                   # the batch runner: it trains, and says so itself
     root, name = project_root(), f"nbs/paper/{notebook.removesuffix('.ipynb')}.ipynb"
     took = committed_seconds(root).get((name, lang, profile))
     retrain = f"the last committed run took {clock(took)}" if took else "no committed run times it"
     pinned = Pins.of(lang, profile).root
-    if os.environ.get(NOTEBOOK_ENV) or not pinned.is_dir():
-        if not os.environ.get(NOTEBOOK_ENV): print(f"Nothing is pinned for {lang} ({profile}): this run trains ({retrain}).")
+    if not pinned.is_dir():
+        print(f"Nothing is pinned for {lang} ({profile}): this run trains ({retrain}).")
         return "off"
     import subprocess
     commit = subprocess.run(["git", "log", "-1", "--format=%h %cs", "--", str(pinned)], cwd=root, capture_output=True,

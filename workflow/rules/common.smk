@@ -11,7 +11,7 @@ PIPELINE = yaml.safe_load((ROOT / "config" / "pipeline.yaml").read_text(encoding
 PAPER = ROOT / "nbs" / "paper"
 KNOWN_NOTEBOOKS = {p.stem: p for p in sorted(PAPER.glob("**/[0-9]*.ipynb"))}
 SUMMARIES = {p.stem for p in PAPER.glob("summary/*.ipynb")}
-PIN_MODES = ("off", "use", "record")
+from factorizer_nb.core.pins import PIN_MODES
 THREADS = int(config.get("threads", 2))
 PYTHON = sys.executable                 # the environment that runs Snakemake runs every job, on a cluster too
 
