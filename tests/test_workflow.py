@@ -1,7 +1,7 @@
 """The pipeline (workflow/Snakefile): every batch's DAG builds, every paper notebook and every committed output has a job
 that makes it, bad names get one line, and (slow) a tiny batch is up to date by content: a second run runs nothing, a
 touched file reruns nothing, an edited notebook reruns it and what reads it, and a killed job is run again."""
-import os, shutil, signal, subprocess, sys, time
+import os, re, shutil, signal, subprocess, sys, time
 from collections import Counter
 from pathlib import Path
 import pytest, yaml
@@ -82,6 +82,48 @@ def test_notebooks_follow_what_they_read():
             assert pair in named, f"{pair[1]} does not follow {pair[0]}"
         assert (f"nb_small_{lang}_48_intrinsic", "nb_small_summary_48_intrinsic_languages") in named
     assert ("nb_small_en_11_train_vqvae", "nb_small_gd_12_vocab_inference") not in named   # languages stay apart
+
+
+def dag_edges(batch, *config):
+    "{(rule before, rule after)} of a batch's whole DAG (every job, done or not)."
+    import re
+    dot = snakemake("--dry-run", "--nolock", "--config", f"batch={batch}", *config, "--forceall", "--dag").stdout
+    labels = dict(re.findall(r'^\s*(\d+)\[label = "([^"]+)"', dot, re.M))
+    return {(labels[a], labels[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", dot, re.M)}
+
+
+def test_heavy_units_are_jobs():
+    "Every parser seed, ladder point, LM pretraining and fine-tuning is a job, and what reads it comes after it."
+    from factorizer_nb.core.settings import load_settings
+    from factorizer_nb.downstream.lm.finetune import LM_MODELS
+    from factorizer_nb.downstream.lm_experiments import model_parts
+    from factorizer_nb.downstream.parser_units import point_keys
+    edges = dag_edges("parser-grid")
+    S = load_settings("en", "grid")
+    seeds = [int(S["seed"]) + k for k in range(int(S["ud_seeds"]))]
+    for nb in ("41_fig4_parser", "42_fig6_noise", "43_parser_ablation"):
+        for key in point_keys(nb, S):
+            for seed in seeds:
+                unit = "parser_en_grid_" + re.sub(r"\W+", "_", f"{key}.seed{seed}.done")
+                assert ("parser_en_grid_41_fig4_parser_points_done" in {a for a, b in edges if b == unit}
+                        or nb != "41_fig4_parser"), f"{unit} is not built after the points"
+                assert (unit, f"nb_grid_en_{nb}_ledger_1") in edges, f"{nb} does not follow {unit}"
+    edges = dag_edges("ladder")
+    for name in ("tiny_50000", "small_all", "medium_50000", "large_all"):
+        assert (f"ladder_en_{name}", "nb_grid_en_20_vq_ladder") in edges, name
+    assert ("parser_en_grid_bpe_4000_seed42_done", "nb_grid_en_20_vq_ladder") in edges     # BPE's side of the ladder
+    edges = dag_edges("compute-study")                  # what reads a ladder VQ-VAE waits for its job
+    assert ("ladder_en_medium_50000", "parser_en_plateau_vq_profile_medium_19_factorial_points_done") in edges
+    assert ("ladder_en_medium_all", "parser_en_plateau_vq_profile_medium_vq_words_0_41_fig4_parser_points_done") in edges
+    assert ("parser_en_plateau_vq_profile_medium_bpe_factorized_triplets_4096_seed42_done", "nb_plateau_en_19_factorial") in edges
+    edges = dag_edges("lm", "profile=cpu")
+    for model in LM_MODELS:
+        name = re.sub(r"\W+", "_", f"cpu_{model}").strip("_").lower()
+        assert ("lm_cpu_tokenizers", f"lm_{name}_pretraining") in edges, model
+        for part in model_parts(model):
+            assert (f"lm_{name}_pretraining", f"lm_{name}_{part}") in edges, (model, part)
+            assert (f"lm_{name}_{part}", "nb_cpu_en_45_lm_tables_ledger_1") in edges, (model, part)
+    assert ("lm_cpu_bpe_finetune", "lm_cpu_bpe_noise") in edges                  # the noise scores the fine-tuned parsers
 
 
 @pytest.mark.parametrize("config,known", [("langs=en xx", "known: en ar"), ("profile=huge", "known: small grid"),

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 from .lm.training import CHECKPOINT
 from .lm.finetune import LM_MODELS
-from .lm_experiments import FIG7_MODELS, LMExperiment
+from .lm_experiments import FIG7_MODELS, LM_PARTS, LMExperiment, lm_parts
 
 # %% auto #0
 __all__ = ['pack_pretrained', 'fraction_order', 'parse_fractions', 'main']
@@ -67,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
                     "there, pretraining only where a record is missing; one model at a time in the order of --models; "
                     "below fraction 1 only "
                     "FIG7_MODELS; --pack does not apply")
+    ap.add_argument("--parts", default=None, help="with --complete: only these, comma-separated, of: pretraining, "
+                    f"{', '.join(LM_PARTS)} (each where the notebooks ask it of the model; default: all they ask)")
     ap.add_argument("--pack", default=None, metavar="DIR", help="also archive each finished model into DIR as soon as "
                                                                 "it is done (pack_pretrained), to bring it back")
     a = ap.parse_args(argv)
@@ -74,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         names = [m.strip() for m in a.models.split(",") if m.strip()]
         if unknown := [m for m in names if m not in LM_MODELS] or not names:
             raise ValueError(f"unknown models {unknown}; known: {', '.join(LM_MODELS)}")
+        wanted = None if a.parts is None else [p.strip() for p in a.parts.split(",") if p.strip()]
+        if wanted is not None and (unknown := set(wanted) - {"pretraining", *LM_PARTS} or not wanted):
+            raise ValueError(f"unknown parts {sorted(unknown)}; known: pretraining, {', '.join(LM_PARTS)}")
         exp = LMExperiment.setup(a.lang, a.profile, a.work_dir, a.device, a.processes, ledger=a.complete)
         fractions = parse_fractions(a.fractions or (exp.settings["lm_fractions"] if a.complete else "1"))
         specs = sorted(exp.specs(names), key=lambda sp: names.index(sp.name))
@@ -84,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         for sp in specs:
             if a.complete:  # pretrained only where a record is missing
                 if f == 1 or sp.name in FIG7_MODELS:
-                    exp.complete(sp, f); print(f"recorded {sp.name}, fraction {f:g}: {exp.record(sp, f)}", flush=True)
+                    asked = None if wanted is None else [p for p in lm_parts(sp.name, sp.family, f) if p in wanted]
+                    exp.complete(sp, f, asked); print(f"recorded {sp.name}, fraction {f:g}: {exp.record(sp, f)}", flush=True)
                 continue
             path = exp.pretrain(sp, f); print(f"pretrained {sp.name}, fraction {f:g}: {path}", flush=True)
             if a.pack: print(f"packed {pack_pretrained(path, exp.lm_dir, Path(a.pack))}", flush=True)

@@ -28,7 +28,7 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['VOCAB_PIN', 'OLD_VOCAB_PIN', 'PRETRAIN_RECORD', 'LOG_BLOCK', 'UNRECORDED', 'FIG6_MODELS', 'FIG7_MODELS', 'PPL_GATE',
            'TABLE6_SCALE', 'TABLE7_SCALE', 'LM_PARTS', 'LMExperiment', 'tail_loss', 'recorded', 'finetune_kind',
-           'lm_parts', 'compute_summary', 'compute_extra', 'compute_note', 'learned_extra']
+           'lm_parts', 'model_parts', 'compute_summary', 'compute_extra', 'compute_note', 'learned_extra']
 
 # %% ../../nbs/downstream/45_lm_experiments.ipynb #07245e21
 @dataclass
@@ -412,14 +412,21 @@ def lm_parts(name: str, family: str, fraction: float = 1.0) -> list[str]:
     return [p for p,
             asked in zip(LM_PARTS, (True, True, full and name in FIG6_MODELS, full and name == family)) if asked]
 
+def model_parts(name: str) -> list[str]:
+    """What the notebooks ask of model `name` at any fraction (`lm_parts` over them), in `complete`'s order: the
+    workflow's jobs for that model after its pretraining."""
+    family = next(f for f in ("BPE", "FACTORIZER", "Unigram LM", "SaGe") if name.startswith(f))
+    asked = set(lm_parts(name, family)) | (set(lm_parts(name, family, 0.5)) if name in FIG7_MODELS else set())
+    return [p for p in LM_PARTS if p in asked]
+
 def _complete(self: LMExperiment, spec: LMSpec, fraction: float = 1.0, parts: Sequence[str] | None = None) -> None:
-    """The pretraining's record of `spec`'s model at `fraction`, then `parts` of it (default: `lm_parts`, all the
-    notebooks ask), one after another while its weights are at hand; the model is pretrained only if a record is
-    missing."""
+    """The pretraining's record of `spec`'s model at `fraction`, then `parts` of it (None: `lm_parts`, all the
+    notebooks ask; empty: the pretraining alone), one after another while its weights are at hand; the model is
+    pretrained only if a record is missing."""
     if unknown := set(parts or ()) - set(LM_PARTS): raise ValueError(f"unknown parts {sorted(unknown)}; known: "
                                                                      f"{', '.join(LM_PARTS)}")
     self.pretraining(spec, fraction)                                            # read back, or pretrained and recorded
-    for part in parts or lm_parts(spec.name, spec.family, fraction):
+    for part in lm_parts(spec.name, spec.family, fraction) if parts is None else parts:
         if part == "perplexity":
             # the unigram baseline: the model's own share of the text
             train, held = self.pretrain_setup.text.corpus(fraction)

@@ -12,6 +12,8 @@ PAPER = ROOT / "nbs" / "paper"
 KNOWN_NOTEBOOKS = {p.stem: p for p in sorted(PAPER.glob("**/[0-9]*.ipynb"))}
 SUMMARIES = {p.stem for p in PAPER.glob("summary/*.ipynb")}
 from factorizer_nb.core.pins import PIN_MODES
+from factorizer_nb.downstream.lm_experiments import model_parts
+from factorizer_nb.downstream.parser_units import FAMILIES, PARSER_NOTEBOOKS
 THREADS = int(config.get("threads", 2))
 PYTHON = sys.executable                 # the environment that runs Snakemake runs every job, on a cluster too
 
@@ -172,10 +174,15 @@ def plan(batch_name):
                     j = Job(nb, lang, profile, pins, {k: v for k, v in given.items() if k in _declared(nb)})
                     j.after = [Job(u, lang, profile, pins).key for u in PIPELINE["after"].get(nb, [])
                                if Job(u, lang, profile, pins).key in jobs]
-                    j.after += [lm_stamp(m, profile) for h in lm_units for m in h["lm_models"]]
+                    j.after += [f for h in lm_units for m in h["lm_models"] for f in lm_stamps(m, profile)]
                     j.after += [f for f, (l, _) in stamps.items() if l == lang] if run.get("after_stamps") else []
                     j.after += [str(ROOT / f) for f in run.get("after_files", [])]
                     j.claims = run.get("claims", True)
+                    j.after += ladder_after(j)                      # a ladder VQ-VAE it reads, trained by its own job
+                    if nb in PARSER_NOTEBOOKS and parameter(j, "ledger") and pins == "off":
+                        j.after += parser_units(j)                  # its parsers as jobs of their own, then it reads them
+                    if nb == "20_vq_ladder" and pins == "off" and parameter(j, "ledger"):
+                        j.after += ladder_units(j)                  # each point a job of its own, then it reads them
                     jobs[j.key] = j
                 if run.get("stamp"):
                     stamps[str(Path(here) / run["stamp"])] = (lang, [str(j.copy) for j in jobs.values()
@@ -230,9 +237,101 @@ def claim_outputs(jobs):
             if owner: owner.outputs += files
 
 
-def lm_stamp(model, profile):
-    "The file that marks a language model of `profile` finished: pretraining, perplexity, fine-tunings, noise, parsers."
-    return str(ROOT / "runs" / "workflow" / f"lm-{profile}" / (re.sub(r"\W+", "_", model).strip("_").lower() + ".done"))
+def parameter(j, name):
+    "A job's parameter: as the batch gives it, else the notebook's default."
+    return j.parameters[name] if name in j.parameters else _defaults(j.nb).get(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _defaults(nb):
+    "The values a notebook's `parameters` cell assigns (literals only)."
+    import ast
+    cells = json.loads(KNOWN_NOTEBOOKS[nb].read_text(encoding="utf-8")).get("cells", [])
+    src = "\n".join("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    out = {}
+    for n in ast.parse(src).body:
+        if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name):
+            try: out[n.targets[0].id] = ast.literal_eval(n.value)
+            except ValueError: pass
+    return out
+
+
+LADDER_UNITS = {}       # {stamp: (command, what it follows)}: the compute ladder's points as jobs of their own
+
+
+def ladder_stamp(lang, name):
+    return str(ROOT / "runs" / "workflow" / "ladder" / f"{lang}-{name}.done")
+
+
+def ladder_units(j):
+    """A job per point of the compute ladder that notebook job `j` (20_vq_ladder) draws (downstream.ladder_points: the
+    VQ-VAE, its row and its parsers, recorded in the ledger), and the grid's BPE parsers it compares them with."""
+    from factorizer_nb.downstream.ladder_points import point_name
+    parsers = bool(parameter(j, "parsers"))
+    leave_out = str(parameter(j, "leave_out") or "").split()
+    command = (f"{PYTHON} -m factorizer_nb.downstream.ladder_points --lang {j.lang} --profile {j.profile}"
+               + (" --parsers" if parsers else ""))
+    stamps = []
+    for top_words in (int(v) for v in str(parameter(j, "word_lists")).split()):
+        for point in str(parameter(j, "points")).split():
+            if (name := point_name(point, top_words)) in leave_out: continue
+            check(profile=point)
+            stamps.append(ladder_stamp(j.lang, name))
+            LADDER_UNITS.setdefault(stamps[-1], (command + f" --point {name}", list(j.after)))
+    bpe = Job("41_fig4_parser", j.lang, j.profile, j.pins, {"families": "BPE"}, after=list(j.after))
+    return stamps + (parser_units(bpe) if parsers else [])
+
+
+def ladder_after(j):
+    "The ladder job of the VQ-VAE that job `j` reads (its `vq_profile` and `vq_words`), where the batch has one."
+    profile = parameter(j, "vq_profile") if "vq_profile" in _declared(j.nb) else None
+    if not profile or j.pins != "off": return []
+    words = parameter(j, "vq_words")
+    words = int(settings_of(j.lang, profile)["vq_top_words"]) if words in (None, "") else int(words)
+    from factorizer_nb.downstream.ladder_points import point_name
+    stamp = ladder_stamp(j.lang, point_name(profile, words))
+    return [stamp] if stamp in LADDER_UNITS else []
+
+
+PARSER_UNITS = {}       # {stamp: (command, what it follows, whether it trains a parser)}: the parsers as jobs of their own
+
+
+def parser_units(j):
+    """A job per tokenizer point and seed of a parser notebook's job `j` (downstream.parser_units, recorded in the
+    ledger), after one job that builds the points' tokenizers: their stamps. A run that another notebook of the same
+    language, profile and vocabulary also trains (Figure 6's points are Figure 4's) is one job."""
+    from factorizer_nb.downstream.parser_units import point_keys
+    S = settings_of(j.lang, j.profile)
+    families = [f.strip() for f in str(parameter(j, "families") or ",".join(FAMILIES)).split(",") if f.strip()]
+    sizes = [int(v) for v in str(parameter(j, "bpe_sizes") or "").split()] if j.nb == "19_factorial" else []
+    vq = {k: parameter(j, k) for k in ("vq_profile", "vq_words", "vq_record") if parameter(j, k) not in (None, "")}
+    if "vq_record" in vq: vq = {"vq_record": vq["vq_record"]}           # a returned run: no ladder VQ-VAE
+    folder = ROOT / "runs" / "workflow" / "parsers" / f"{j.lang}-{j.profile}{copy_label(vq)}"
+    command = (f"{PYTHON} -m factorizer_nb.downstream.parser_units --notebook {j.nb} --lang {j.lang} "
+               f"--profile {j.profile} --families {shlex.quote(','.join(families))}"
+               + (f" --bpe-sizes {shlex.quote(' '.join(map(str, sizes)))}" if sizes else "")
+               + "".join(f" --{k.replace('_', '-')} {shlex.quote(str(v))}" for k, v in vq.items()))
+    build = str(folder / f"{j.nb}.points.done")
+    earlier = [k for k, (c, _, unit) in PARSER_UNITS.items() if not unit and Path(k).parent == folder]
+    PARSER_UNITS[build] = (command + " --build", list(j.after) + earlier[-1:], False)   # j.after: the ladder's VQ-VAE too   # one build at a time per folder
+    stamps = []
+    for key in point_keys(j.nb, S, families, sizes):
+        for seed in (int(S["seed"]) + k for k in range(int(S["ud_seeds"]))):
+            stamp = str(folder / f"{key}.seed{seed}.done")
+            PARSER_UNITS.setdefault(stamp, (command + f" --point {key} --seed {seed}", [build], True))
+            stamps.append(stamp)
+    return stamps
+
+
+def lm_stamp(model, profile, part):
+    "The file that marks one part of a language model of `profile` finished (`lm_command --parts`)."
+    name = re.sub(r"\W+", "_", model).strip("_").lower()
+    return str(ROOT / "runs" / "workflow" / f"lm-{profile}" / f"{name}.{part}.done")
+
+
+def lm_stamps(model, profile):
+    "The stamps of everything the notebooks ask of a language model: its pretraining and each part after it."
+    return [lm_stamp(model, profile, p) for p in ("pretraining", *model_parts(model))]
 
 
 COMMITTED_SECONDS = committed_seconds(ROOT)     # how long each notebook ran in the committed run
