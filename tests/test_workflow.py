@@ -186,3 +186,24 @@ def test_tiny_batch_is_up_to_date_by_content(tmp_path, data_dir_env):
     assert again.returncode == 0, again.stderr[-3000:]
     assert {"nb_tiny_en_11_train_vqvae", "nb_tiny_en_12_vocab_inference"} <= ran(again)
     assert ran(run("--dry-run")) == set()
+
+
+@pytest.mark.slow
+def test_parsers_are_jobs_read_back(tmp_path, data_dir_env):
+    "Figure 4's tiny parsers run as a job per point and seed into the ledger; the notebook then trains none of them."
+    from factorizer_nb.core.settings import load_settings
+    from factorizer_nb.downstream.parser_units import point_keys
+    work = copy_checkout(tmp_path / "clone")
+    run = lambda *a: snakemake("--cores", "2", *a, "--config", "batch=tiny-parsers", "langs=en", cwd=work, timeout=1500)
+    S = load_settings("en", "tiny")
+    seed, keys = int(S["seed"]), point_keys("41_fig4_parser", S)
+    first = run()
+    assert {"parser_en_tiny_" + re.sub(r"\W+", "_", f"{k}.seed{seed}.done") for k in keys} <= ran(first)
+    ledger = work / "data" / "ledger" / "en-tiny"
+    assert all((ledger / k / f"seed{seed}.json").is_file() for k in keys), sorted(ledger.glob("*/*"))
+    fig4 = work / "runs" / "en-tiny" / "ud" / "fig4"
+    shutil.rmtree(fig4)                                                          # the parsers' weights and logs lost
+    again = run("--forcerun", "nb_tiny_en_41_fig4_parser_ledger_1")
+    assert ran(again) == {"nb_tiny_en_41_fig4_parser_ledger_1"}                 # no unit reran: their records stand
+    assert not list(fig4.rglob("*.pt")), "the notebook trained a parser the ledger records"
+    assert ran(run("--dry-run")) == set()
