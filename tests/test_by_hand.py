@@ -1,6 +1,6 @@
 """Every paper notebook opened by hand on a fresh tree (no runs/), as a reader runs it: papermill outside the batch
 commands, with the notebook's own parameters. Each ends without error in minutes (drawn from the pins), shows a figure where
-it saves one, and leaves the committed outputs as they were (git status clean)."""
+it saves one, shows no table twice, and leaves the committed outputs as they were (git status clean)."""
 import json, subprocess, sys
 from pathlib import Path
 import pytest
@@ -29,6 +29,10 @@ def test_notebook_by_hand(tree, name, data_dir_env):
     source = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     images = sum("image/png" in o.get("data", {}) for c in cells if c["cell_type"] == "code" for o in c.get("outputs", []))
     if "save_figure(" in source or "_figure(" in source: assert images >= 1, f"{name} saves a figure but shows none"
+    tables = [o["data"]["text/html"] for c in cells if c["cell_type"] == "code" for o in c.get("outputs", [])
+              if "<table" in "".join(o.get("data", {}).get("text/html", ""))]
+    tables = ["".join(t) for t in tables]
+    assert len(tables) == len(set(tables)), f"{name} shows a table twice"
     status = subprocess.run(["git", "status", "--porcelain", "--", "figures", "data", "README.md"], cwd=tree,
                             capture_output=True, text=True, check=True).stdout
     assert not status, f"{name} changed committed outputs:\n{status}"

@@ -9,7 +9,26 @@ from pathlib import Path, PurePosixPath
 from ..core.settings import find_settings, project_root
 
 # %% auto #0
-__all__ = ['SERVER_CONFIG', 'LAB_OVERRIDES', 'clean_on_save', 'install', 'lab_command', 'main']
+__all__ = ['SERVER_CONFIG', 'LAB_OVERRIDES', 'kept_copy', 'clean_on_save', 'install', 'lab_command', 'main']
+
+# %% ../../nbs/infra/89_lab.ipynb #af60bac7
+def kept_copy(rel: Path, nb: dict, root: Path) -> Path:
+    """Where a saved notebook of `nbs/` (`rel`, its path under it) keeps its run: a paper notebook in
+    `runs/<lang>[-<profile>]/by-hand/` (from its `parameters` cell), any other in `runs/by-hand/<rel>`."""
+    import ast
+    rel = PurePosixPath(Path(rel).as_posix())
+    if rel.parts[0] != "paper": return Path(root) / "runs" / "by-hand" / rel
+    src = "\n".join("".join(c.get("source", "")) for c in nb.get("cells", [])
+                    if "parameters" in c.get("metadata", {}).get("tags", []))
+    values = {}
+    try: body = ast.parse(src).body
+    except SyntaxError: body = []
+    for n in body:
+        if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Constant):
+            values[n.targets[0].id] = n.value.value
+    lang, profile = str(values.get("lang") or "en"), str(values.get("profile") or "small")
+    folder = lang if profile == "small" else f"{lang}-{profile}"
+    return Path(root) / "runs" / folder / "by-hand" / rel.name
 
 # %% ../../nbs/infra/89_lab.ipynb #2facb39c
 def clean_on_save(model: dict, path: str, contents_manager=None, **kwargs) -> None:
@@ -22,6 +41,11 @@ def clean_on_save(model: dict, path: str, contents_manager=None, **kwargs) -> No
     try: root = find_settings(os_path.parent).parent          # the checkout that holds the notebook
     except FileNotFoundError: return
     if not os_path.is_relative_to((root / "nbs").resolve()): return
+    if any(c.get("outputs") for c in nb.get("cells", [])):    # the run is kept beside the runs, the source saved clean
+        keep = kept_copy(os_path.relative_to((root / "nbs").resolve()), nb, root)
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        tmp = keep.with_name(f".{keep.name}.part")
+        tmp.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"); tmp.replace(keep)
     from nbdev.clean import clean_nb
     from nbdev.config import get_config
     cfg = get_config(path=root)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/infra/91_reproduce.ipynb #2ba6ff50
 from __future__ import annotations
-import argparse, codecs, logging, os, re, sys, tempfile, threading, time
+import argparse, codecs, io, logging, os, re, sys, tempfile, threading, time
 from pathlib import Path
 from ..core.settings import LANGS, RUNS_ENV, load_settings, project_root, run_dir
 from ..core.pins import PIN_MODES, Pins
@@ -14,7 +14,7 @@ from .reporting import NOTEBOOK_ENV
 # %% auto #0
 __all__ = ['log', 'AUTO_PINS', 'KERNEL_ARGUMENTS', 'paper_notebooks', 'requirements', 'missing_requirements',
            'declared_parameters', 'copy_label', 'run_notebooks', 'run_summaries', 'committed_seconds', 'clock',
-           'notebook_pins', 'ProgressRelay', 'error_tail', 'notebook_path', 'main']
+           'notebook_pins', 'cell_progress', 'ProgressRelay', 'error_tail', 'notebook_path', 'main']
 
 # %% ../../nbs/infra/91_reproduce.ipynb #e2dd2af6
 log = logging.getLogger(__name__)
@@ -87,7 +87,8 @@ def run_notebooks(langs=("en",), profile: str = "small", notebooks=None, runs_di
                 with ProgressRelay():                           # the kernel's progress bars, on this terminal
                     pm.execute_notebook(str(nb), str(copy),
                                         parameters=dict(lang=lang_param or lang, profile=profile, **given),
-                                        cwd=str(nb.parent), kernel_name=kernel_name, progress_bar=False,
+                                        cwd=str(nb.parent), kernel_name=kernel_name,
+                                        progress_bar=cell_progress(f"{lang}/{nb.stem}"),
                                         extra_arguments=KERNEL_ARGUMENTS)
             except Exception as e:  # papermill raises PapermillExecutionError and others; keep going
                 err = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
@@ -156,8 +157,11 @@ def notebook_pins(pins: str, lang: str, profile: str, notebook: str) -> str:
     took = committed_seconds(root).get((name, lang, profile))
     retrain = f"the last committed run took {clock(took)}" if took else "no committed run times it"
     pinned = Pins.of(lang, profile).root
+    folder = lang if profile == "small" else f"{lang}-{profile}"
+    saved = (f"Saved in JupyterLab, the notebook's source is kept clean and this run's outputs go to "
+             f"runs/{folder}/by-hand/{Path(name).name}.")
     if not pinned.is_dir():
-        print(f"Nothing is pinned for {lang} ({profile}): this run trains ({retrain}).")
+        print(f"Nothing is pinned for {lang} ({profile}): this run trains ({retrain}). {saved}")
         return "off"
     import subprocess
     commit = subprocess.run(["git", "log", "-1", "--format=%h %cs", "--", str(pinned)], cwd=root, capture_output=True,
@@ -165,12 +169,24 @@ def notebook_pins(pins: str, lang: str, profile: str, notebook: str) -> str:
     os.environ[RUNS_ENV] = str(root / "runs" / "pinned")            # apart from real runs, as make figures keeps them
     print(f"Drawn from the pins of {lang} ({profile}) in {pinned.relative_to(root) if pinned.is_relative_to(root) else pinned} "
           f"(commit {commit}), training nothing. To retrain, set pins = \"off\" in the parameters cell, or run "
-          f"make reproduce ({retrain} on 2 cores).")
+          f"make reproduce ({retrain} on 2 cores). {saved}")
     return "use"
 
 
 # %% ../../nbs/infra/91_reproduce.ipynb #dbf3cf9d
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+
+class _LogLines(io.TextIOBase):
+    "A file for tqdm that logs each state of its bar as a line of its own (no carriage returns in logs)."
+    def write(self, s: str) -> int:
+        if line := s.strip("\r\n "): log.info("%s", line)
+        return len(s)
+
+def cell_progress(desc: str, every: float = 30.0) -> dict:
+    """papermill's progress bar over a notebook's cells as log lines: cells done of all and the time elapsed, at most
+    every `every` seconds, and at the end."""
+    return dict(desc=desc, file=_LogLines(), mininterval=every, ascii=True,
+                bar_format="{desc}: {n_fmt} of {total_fmt} cells done, {elapsed} elapsed")
 
 class ProgressRelay:
     "While open, what the kernels this process starts write to `FACTORIZER_NB_PROGRESS` goes on to `stream` (stderr)."
