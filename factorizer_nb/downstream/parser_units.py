@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Sequence
 from ..core.pins import Pins
 from .experiments import FAMILIES, ParserExperiment
-from .tokenizer_points import (Point, SaGePointConfig, bpe_point, factorizer_points,
-                                                       sage_point, spm_bpe, unigram_point)
+from .tokenizer_points import Point, SaGePointConfig, bpe_point, sage_point, spm_bpe, unigram_point
 from ..factorizer.tokenizer import Factorizer
 from ..factorizer.reindexed import one_row_per_subword
 

@@ -15,7 +15,8 @@ from ..downstream.lm.data import span_mask, corrupt, special_mask
 from ..downstream.lm.model import LMConfig, MaskedLM
 from ..downstream.lm.training import LMTraining
 from ..downstream.parser import subword_embedding
-from .tokenizer import FactorizerTokenizer, FIRST_ADDED
+from .tokenizer import FactorizerTokenizer
+from .added_tokens import FIRST_ADDED
 
 # %% auto #0
 __all__ = ['IGNORE_INDEX', 'FactorizerMLMCollator', 'TripletMLMHead', 'FactorizerForMaskedLM', 'bert_encoder']

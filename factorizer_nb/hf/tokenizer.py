@@ -4,28 +4,26 @@
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #1af94026
 from __future__ import annotations
-import functools, re
+import re
 from bisect import bisect_right
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
-import torch
 from fastcore.basics import patch
 from transformers import AutoTokenizer, BatchEncoding, PreTrainedConfig, PreTrainedTokenizerBase
-from transformers.tokenization_python import AddedToken
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 from transformers.utils import logging, to_py_obj
 from transformers.utils.chat_template_utils import _CONTROL_TOKEN_END, _CONTROL_TOKEN_START
-from ..core.protocol import SPECIAL_TOKENS, NUM_SPECIAL
-from ..factorizer.tokenizer import Factorizer, PAD_ID, SPECIAL_IDS, UNK, UNK_ID
+from ..factorizer.tokenizer import Factorizer, SPECIAL_IDS, UNK, UNK_ID
 from ..factorizer.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS
 from ..factorizer.pretrained import pretrained_citation
+from .padding import Padding, _PAD_FILL, _depth, _strategies            # hf/00b_padding
+from .added_tokens import AddedTokens, _SPECIAL_ATTRIBUTES                # hf/00a_added_tokens
 
 logger = logging.get_logger("transformers.tokenization_utils_base")   # where transformers' tokenizers warn
 
 # %% auto #0
-__all__ = ['logger', 'VOCAB_FILE', 'FIRST_ADDED', 'TokenView', 'FactorizerTokenizer', 'TripletKeys', 'FactorizerConfig']
+__all__ = ['logger', 'VOCAB_FILE', 'TokenView', 'FactorizerTokenizer', 'FactorizerConfig']
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #780ff50f
 VOCAB_FILE = "vocab.dawg"     # the vocabulary beside tokenizer_config.json (`Vocabulary.save`'s format)
@@ -56,40 +54,14 @@ class TokenView:
         t = self.char_to_token(char, sequence_index)
         return None if t is None else self.word_ids[t]
 
-# %% ../../nbs/hf/00_tokenizer.ipynb #78d7d8b2
-_NO_LIMIT = 10**20        # `model_max_length` above this means none was set (transformers' VERY_LARGE_INTEGER)
-
-def _strategies(tok: PreTrainedTokenizerBase, padding, truncation, max_length: int | None) -> tuple:
-    "(padding strategy, truncation strategy, max_length) of `__call__`'s arguments, as `transformers` reads them."
-    if max_length is not None and padding is False and truncation is None: truncation = True
-    pad = (PaddingStrategy.LONGEST if padding is True else PaddingStrategy(padding) if padding
-           else PaddingStrategy.DO_NOT_PAD)
-    cut = (TruncationStrategy.LONGEST_FIRST if truncation is True else TruncationStrategy(truncation) if truncation
-           else TruncationStrategy.DO_NOT_TRUNCATE)
-    if max_length is None and (pad == PaddingStrategy.MAX_LENGTH or cut != TruncationStrategy.DO_NOT_TRUNCATE):
-        if tok.model_max_length < _NO_LIMIT: max_length = tok.model_max_length
-        else: pad, cut = (PaddingStrategy.DO_NOT_PAD if pad == PaddingStrategy.MAX_LENGTH else pad,
-                          TruncationStrategy.DO_NOT_TRUNCATE)
-    return pad, cut, max_length
-
-def _depth(x) -> int:
-    "How deeply lists nest at the front of `x`: a triplet 1, a sequence of triplets 2, a batch 3."
-    d = 0
-    while isinstance(x, (list, tuple)):
-        d += 1
-        if not len(x): return d + 1                       # an empty container is a sequence of no triplets
-        x = x[0]
-    return d
-
 # %% ../../nbs/hf/00_tokenizer.ipynb #c85aef35
-_SPECIAL_ATTRIBUTES = dict(zip(("unk_token", "cls_token", "sep_token", "pad_token", "mask_token"), SPECIAL_TOKENS))
 _SETTINGS = ("alpha_split", "sigma_sample", "seed", "unk")      # the settings that are arguments of their own
-FIRST_ADDED = CODEBOOK_SIZE + NUM_SPECIAL   # the first added token's triplet, (261, 261, 261): after the 5 specials
+_SPECIAL_BY_ID = {v: k for k, v in SPECIAL_IDS.items()}
 # what `transformers` passes `from_pretrained` for the hub, which a packaged language or a file does not go to
 _HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "proxies", "revision", "subfolder", "token",
                "trust_remote_code", "resume_download", "_from_auto", "_commit_hash")
 
-class FactorizerTokenizer(PreTrainedTokenizerBase):
+class FactorizerTokenizer(AddedTokens, Padding, PreTrainedTokenizerBase):
     "FACTORIZER as a `transformers` tokenizer: (r, g, b) triplet ids with offsets and word ids."
     vocab_files_names = {"vocab_file": VOCAB_FILE}
     model_input_names = ["input_ids", "attention_mask"]
@@ -142,120 +114,6 @@ class FactorizerTokenizer(PreTrainedTokenizerBase):
     def embedding_rows(self) -> int:
         "Rows of each embedding table a model needs: 256 codebook indices, the five specials, then the added tokens."
         return max([self.factorizer.embedding_rows] + [k + 1 for k in self._added])
-
-# %% ../../nbs/hf/00_tokenizer.ipynb #ad0ed00a
-_SPECIAL_BY_ID = {v: k for k, v in SPECIAL_IDS.items()}
-
-@patch
-def _known(self: FactorizerTokenizer, token: str) -> bool:
-    "Whether `token` is a special token, an added token or a subword of the vocabulary."
-    return token in SPECIAL_IDS or token in self._added_index or token in self.factorizer.vocab
-
-@patch
-def _aliases(self: FactorizerTokenizer) -> dict[str, str]:
-    "New names given to the five special tokens (`pad_token=\"<pad>\"`): name -> the special token it stands for."
-    out = {}
-    for attr, special in _SPECIAL_ATTRIBUTES.items():
-        v = self._special_tokens_map.get(attr)
-        if v is not None and str(v) != special and not self._known(str(v)): out[str(v)] = special
-    return out
-
-@patch
-def _register(self: FactorizerTokenizer, k: int, token: AddedToken | str | dict) -> None:
-    "Give `token` the triplet (k, k, k) (a saved `added_tokens_decoder` entry); the five specials' keys must name them."
-    if isinstance(token, dict): token = AddedToken(**token)
-    content = str(token)
-    if CODEBOOK_SIZE <= k < FIRST_ADDED:
-        if content != SPECIAL_TOKENS[k - CODEBOOK_SIZE]:
-            raise ValueError(f"added token {k} is {SPECIAL_TOKENS[k - CODEBOOK_SIZE]!r} in FACTORIZER, not {content!r}")
-        return
-    if k < FIRST_ADDED: raise ValueError(f"added token {content!r} has key {k}; added tokens start at {FIRST_ADDED}")
-    if content in self._added_index and self._added_index[content] != k or content in SPECIAL_IDS:
-        raise ValueError(f"added token {content!r} is given two triplets")
-    self._added[k] = token if isinstance(token, AddedToken) else AddedToken(content, special=True, normalized=False)
-    self._added_index[content] = k
-
-@patch
-def _add_tokens(self: FactorizerTokenizer, new_tokens, special_tokens: bool = False) -> int:
-    """Add tokens the tokenizer lacks, each with the next reserved triplet (k, k, k), k = `embedding_rows`: how many
-    were new. A special token, a subword of the vocabulary or a new name of a special token is not added again."""
-    n, aliases = 0, self._aliases()
-    for t in new_tokens:
-        if not isinstance(t, (str, AddedToken)) or not str(t):
-            raise ValueError(f"a token to add must be a non-empty str or AddedToken, got {t!r}")
-        content = str(t)
-        if special_tokens and content in self._added_index: self._added[self._added_index[content]].special = True
-        if self._known(content) or content in aliases: continue
-        if isinstance(t, str): t = AddedToken(t, special=special_tokens, normalized=not special_tokens)
-        elif special_tokens: t.special = True
-        self._register(self.embedding_rows, t); n += 1
-    return n
-
-@patch
-def _adopt_special_tokens(self: FactorizerTokenizer) -> None:
-    """Check the special-token attributes: one of the five named anew is an alias of it (an error if the name is already
-    another token's); any other (`eos_token`, `extra_special_tokens`) the tokenizer lacks is added as special."""
-    for attr, special in _SPECIAL_ATTRIBUTES.items():
-        v = self._special_tokens_map.get(attr)
-        if v is not None and str(v) != special and self._known(str(v)):
-            raise ValueError(f"{attr}={str(v)!r}: FACTORIZER's {special} keeps its own triplet {SPECIAL_IDS[special]}, "
-                             f"and {str(v)!r} is already another token; give {special} a new name (an alias) or "
-                             f"keep {special!r}")
-    others = [v for a, v in self._special_tokens_map.items() if a not in _SPECIAL_ATTRIBUTES and v is not None]
-    self._add_tokens(others + list(self._extra_special_tokens), special_tokens=True)
-
-def _option_regex(i: int, content: str, lstrip: bool, rstrip: bool, single_word: bool) -> str:
-    "One token's regex, content in group `t{i}`: whitespace before it (lstrip), after it (rstrip), whole words only."
-    edge = (r"(?<!\w)", r"(?!\w)") if single_word else ("", "")
-    return (r"\s*" * lstrip + edge[0] + f"(?P<t{i}>{re.escape(content)})" + edge[1] + r"\s*" * rstrip)
-
-@functools.lru_cache(maxsize=64)
-def _alternation(tokens: tuple[tuple[str, bool, bool, bool], ...]) -> re.Pattern | None:
-    "One regex matching any of `tokens` (content, lstrip, rstrip, single_word), longest first (kept outside the class)."
-    order = sorted(tokens, key=lambda t: (-len(t[0]), t))
-    return re.compile("|".join(_option_regex(i, *t) for i, t in enumerate(order))) if order else None
-
-@patch
-def _named_specials(self: FactorizerTokenizer) -> dict[str, AddedToken]:
-    "The five special tokens and their new names, each with the options of the `AddedToken` its attribute holds."
-    out = {t: AddedToken(t, special=True, normalized=False) for t in (*SPECIAL_TOKENS, *self._aliases())}
-    for v in map(self._special_tokens_map.get, _SPECIAL_ATTRIBUTES):
-        if isinstance(v, AddedToken) and str(v) in out:
-            out[str(v)] = AddedToken(str(v), single_word=v.single_word, lstrip=v.lstrip, rstrip=v.rstrip, special=True,
-                                     normalized=False)
-    return out
-
-@patch
-def _added_pattern(self: FactorizerTokenizer, split_special_tokens: bool = False) -> re.Pattern | None:
-    "The regex of the tokens matched in a text before its words are split (the special ones too unless split)."
-    toks = [t for t in self._added.values() if not (split_special_tokens and t.special)]
-    if not split_special_tokens: toks += self._named_specials().values()
-    return _alternation(tuple(sorted({(t.content, t.lstrip, t.rstrip, t.single_word) for t in toks})))
-
-def _triplet_key(key):
-    "k of a triplet (k, k, k) (a tuple, list or tensor), so that it finds its token; any other key as it is."
-    if torch.is_tensor(key) or isinstance(key, np.ndarray): key = key.tolist()
-    if not isinstance(key, list | tuple): return key
-    return key[0] if len(key) == NUM_CODEBOOKS and type(key[0]) is int and len(set(key)) == 1 else tuple(key)
-
-class TripletKeys(dict):
-    "A dict keyed by the k of triplets (k, k, k), as saved, that a triplet id (`tok.eos_token_id`) also looks up."
-    def __getitem__(self, key): return super().__getitem__(_triplet_key(key))
-    def __contains__(self, key) -> bool: return super().__contains__(_triplet_key(key))
-    def get(self, key, default=None): return super().get(_triplet_key(key), default)
-
-@patch(as_prop=True)
-def added_tokens_decoder(self: FactorizerTokenizer) -> TripletKeys:
-    """The five special tokens and the added ones by k of their triplet (k, k, k), as `save_pretrained` stores them;
-    looked up by k or by the triplet."""
-    named = self._named_specials()
-    five = {CODEBOOK_SIZE + i: named[t] for i, t in enumerate(SPECIAL_TOKENS)}
-    return TripletKeys({**five, **dict(sorted(self._added.items()))})
-
-@patch(as_prop=True)
-def added_tokens_encoder(self: FactorizerTokenizer) -> dict[str, int]:
-    "Each special and added token's k (its triplet is (k, k, k))."
-    return {t.content: k for k, t in self.added_tokens_decoder.items()}
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #a0750bc0
 @patch
@@ -408,37 +266,6 @@ def _records(self: FactorizerTokenizer, texts: list[str], starts: list | None, s
         out.append((specials if add_special_tokens else [], recs))
     return out
 
-@patch
-def _truncate(self: FactorizerTokenizer, a: list, b: list | None, limit: int,
-              strategy: TruncationStrategy) -> tuple[list, list | None]:
-    "Records a (and b) cut to `limit` in all, from `truncation_side`, as `strategy` says."
-    over = len(a) + len(b or ()) - limit
-    if over <= 0 or strategy == TruncationStrategy.DO_NOT_TRUNCATE: return a, b
-    cut = (lambda x, n: x[n:]) if self.truncation_side == "left" else (lambda x, n: x[:len(x) - n])
-    if strategy == TruncationStrategy.LONGEST_FIRST and b is not None:
-        n_a = n_b = 0
-        for _ in range(over):
-            if len(a) - n_a > len(b) - n_b: n_a += 1
-            else: n_b += 1
-        return cut(a, n_a), cut(b, n_b)
-    if strategy == TruncationStrategy.ONLY_SECOND:
-        if b is None or len(b) < over: raise ValueError(f"cannot cut the second text by {over} tokens to max_length")
-        return a, cut(b, over)
-    if len(a) < over: raise ValueError(f"cannot cut the first text by {over} tokens to max_length")
-    return cut(a, over), b
-
-_PAD_FILL = dict(input_ids=SPECIAL_IDS["[PAD]"], attention_mask=0, token_type_ids=0, special_tokens_mask=1,
-                 offset_mapping=(0, 0), tokens="[PAD]", word_ids=None, sequence_ids=None)
-
-# %% ../../nbs/hf/00_tokenizer.ipynb #189fffa3
-@patch
-def _pad_row(self: FactorizerTokenizer, row: dict, n: int, side: str) -> dict:
-    "A row's columns padded to `n` tokens on `side`: the `[PAD]` triplet, attention mask 0, no word."
-    k = n - len(row["input_ids"])
-    if k <= 0: return row
-    return {c: ([_PAD_FILL[c]] * k + v if side == "left" else v + [_PAD_FILL[c]] * k) if c in _PAD_FILL else v
-            for c, v in row.items()}
-
 # %% ../../nbs/hf/00_tokenizer.ipynb #e834ceab
 class _ColumnView(TokenView):
     "A row's `TokenView` whose lists `make()` returns when a lookup first needs them."
@@ -517,26 +344,6 @@ def _column_call(self: FactorizerTokenizer, texts: list[str], add_special_tokens
 
 # %% ../../nbs/hf/00_tokenizer.ipynb #c369524c
 @patch
-def _windows(self: FactorizerTokenizer, a: list, b: list | None, limit: int, strategy: TruncationStrategy,
-             stride: int) -> list[tuple[list, list | None]]:
-    """Records a (and b) cut to `limit` in all, each with the overflowing tokens as further windows that repeat
-    `stride` tokens of the one before (the first text's, or with `only_second` the pair's)."""
-    if strategy == TruncationStrategy.DO_NOT_TRUNCATE or len(a) + len(b or ()) <= limit: return [(a, b)]
-    if b is not None and strategy == TruncationStrategy.LONGEST_FIRST:
-        raise ValueError("overflowing tokens of a pair need truncation='only_first' or 'only_second', not "
-                         "'longest_first' (as in transformers)")
-    second = strategy == TruncationStrategy.ONLY_SECOND
-    cut, other = (b, a) if second else (a, b or [])
-    room = limit - len(other)
-    if second and b is None: raise ValueError("truncation='only_second' needs a pair of texts")
-    if room <= 0: raise ValueError(f"max_length leaves no room for the {'second' if second else 'first'} text")
-    if stride >= room: raise ValueError(f"stride ({stride}) must be less than the tokens a window holds ({room})")
-    starts = range(0, max(len(cut) - stride, 1), room - stride)
-    if self.truncation_side == "left": starts = [max(len(cut) - room - s, 0) for s in starts]
-    parts = [cut[s:s + room] for s in starts]
-    return [(a, p) if second else (p, b) for p in parts]
-
-@patch
 def _rows(self: FactorizerTokenizer, text, text_pair, add_special_tokens: bool, is_split_into_words: bool,
           max_length: int | None, truncation: TruncationStrategy, stride: int = 0, overflow: bool = False,
           split_special_tokens: bool = False, sanitized: bool = False) -> tuple[list[dict], bool, list[int]]:
@@ -566,15 +373,6 @@ def _rows(self: FactorizerTokenizer, text, text_pair, add_special_tokens: bool, 
                              word_ids=[r[3] for r in recs], sequence_ids=[r[4] for r in recs]))
             sample.append(n)
     return rows, batched, sample
-
-@patch
-def _padded(self: FactorizerTokenizer, rows: list[dict], padding: PaddingStrategy, max_length: int | None,
-            pad_to_multiple_of: int | None, side: str | None) -> list[dict]:
-    "The rows padded to the longest one or to `max_length`, then up to a multiple of `pad_to_multiple_of`."
-    if padding == PaddingStrategy.DO_NOT_PAD or not rows: return rows
-    n = max_length if padding == PaddingStrategy.MAX_LENGTH else max(len(r["input_ids"]) for r in rows)
-    if pad_to_multiple_of: n = -(-n // pad_to_multiple_of) * pad_to_multiple_of
-    return [self._pad_row(r, n, side or self.padding_side) for r in rows]
 
 @patch
 def _warn_if_too_long(self: FactorizerTokenizer, lengths, max_length: int | None, verbose: bool) -> None:
@@ -676,28 +474,6 @@ def get_special_tokens_mask(self: FactorizerTokenizer, token_ids_0, token_ids_1=
         return [int(tuple(t) in _SPECIAL_BY_ID) for t in to_py_obj(token_ids_0)]
     return [1] + [0] * len(token_ids_0) + [1] + ([] if token_ids_1 is None else [0] * len(token_ids_1) + [1])
 
-@patch
-def pad(self: FactorizerTokenizer, encoded_inputs, padding=True, max_length: int | None = None,
-        pad_to_multiple_of: int | None = None, padding_side: str | None = None,
-        return_attention_mask: bool | None = None, return_tensors=None, verbose: bool = True) -> BatchEncoding:
-    "Encoded inputs (one, a list, or a dict of lists) padded with the `[PAD]` triplet, attention mask 0 there."
-    if isinstance(encoded_inputs, (list, tuple)) and encoded_inputs and isinstance(encoded_inputs[0], Mapping):
-        encoded_inputs = {k: [e[k] for e in encoded_inputs] for k in encoded_inputs[0]}
-    if "input_ids" not in encoded_inputs: raise ValueError("pad needs input_ids")
-    first = encoded_inputs["input_ids"]
-    if return_tensors is None and (torch.is_tensor(first) or (isinstance(first, (list, tuple)) and len(first)
-                                                              and torch.is_tensor(first[0]))):
-        return_tensors = "pt"
-    data = {k: to_py_obj(v) for k, v in encoded_inputs.items()}
-    single = _depth(data["input_ids"]) == 2
-    rows = [dict(zip(data, vals)) for vals in zip(*([v] if single else v for v in data.values()))]
-    if return_attention_mask is not False:
-        for r in rows: r.setdefault("attention_mask", [1] * len(r["input_ids"]))
-    pad, _, max_length = _strategies(self, padding, False, max_length)
-    rows = self._padded(rows, pad, max_length, pad_to_multiple_of, padding_side)
-    out = {k: [r[k] for r in rows] for k in (rows[0] if rows else data)}
-    return BatchEncoding({k: v[0] for k, v in out.items()} if single else out, tensor_type=return_tensors)
-
 # %% ../../nbs/hf/00_tokenizer.ipynb #e020c53e
 @patch
 def save_vocabulary(self: FactorizerTokenizer, save_directory: str, filename_prefix: str | None = None) -> tuple[str]:
@@ -718,14 +494,3 @@ class FactorizerConfig(PreTrainedConfig):
     model_type = "factorizer"
 
 AutoTokenizer.register(FactorizerConfig, FactorizerTokenizer, exist_ok=True)
-
-# %% ../../nbs/hf/00_tokenizer.ipynb #ad0ed001
-@patch
-def add_special_tokens(self: FactorizerTokenizer, special_tokens_dict: dict, replace_extra_special_tokens=True) -> int:
-    "`transformers`' `add_special_tokens`; one of the five named anew becomes an alias (an error if the name is taken)."
-    for attr, special in _SPECIAL_ATTRIBUTES.items():
-        v = (special_tokens_dict or {}).get(attr)
-        if v is not None and str(v) != special and self._known(str(v)):
-            raise ValueError(f"{attr}={str(v)!r}: FACTORIZER's {special} keeps its own triplet; {str(v)!r} is already "
-                             f"another token, so it cannot become {special}'s name")
-    return PreTrainedTokenizerBase.add_special_tokens(self, special_tokens_dict, replace_extra_special_tokens)

@@ -165,7 +165,8 @@ def page_title(path: Path) -> str:
         cells = nbformat.read(path, as_version=4).cells
         lines = [l for c in cells if c.cell_type == "markdown" for l in c.source.splitlines()]
     else: lines = path.read_text(encoding="utf-8").splitlines()
-    return next((l[2:].strip() for l in lines if l.startswith("# ")), path.stem)
+    title = next((l[2:].strip() for l in lines if l.startswith("# ")), path.stem)
+    return re.sub(r"`([^`]*)`", r"\1", title)           # code spans as plain words: MkDocs drops them from titles
 
 # %% ../../nbs/infra/94_docs.ipynb #00f9ac92
 def site_nav(src: Path, sections=SITE_NAV) -> list:
@@ -218,7 +219,7 @@ nav: {nav}
 # extra JavaScript, the notebook pages through mkdocs-jupyter's MathJax URL, a marker that `localize_mathjax`
 # makes relative
 MATHJAX_DIR, MATHJAX_MARKER = "assets/mathjax", "_mathjax_/"
-MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe,local/factorizer"
+MATHJAX_CONFIG = "TeX-AMS_HTML-full,Safe,local/factorizer"      # HTML-CSS output only: MathML's would ask for TeX fonts
 # the package ships MathJax's STIX-Web fonts, not its TeX fonts: HTML-CSS output is told to use those; the hidden copy
 # of each code cell that the copy button reads (mkdocs-jupyter's `clipboard-copy-txt`) is code, not TeX
 MATHJAX_LOCAL = """MathJax.Hub.Config({

@@ -19,9 +19,12 @@ __all__ = ['CHECK_PAGES', 'MATH_PAGES', 'OFFLINE_FLAGS', 'TEXT_PAGES', 'check_do
 CHECK_PAGES = ("index.html", "figures/results_index.html", "nbs/paper/13_fig3_splits.html")
 # opened in any case: the page with the most equations; `math_pages` adds every page with TeX in it
 MATH_PAGES = ("nbs/factorizer/07_search.html",)
-# MathJax's MathML output declares its TeX fonts for mathvariant styles, which the package does not ship; the HTML-CSS
-# output draws with STIX-Web, so those requests (and Chromium's blocked 'about:blank' font) are counted, not failed
-_FONT_FALLBACK = re.compile(r"assets/mathjax/fonts/HTML-CSS/TeX/|font at 'about:blank'|about:blank - Failed to load")
+# Chromium's blocked 'about:blank' font (MathJax's probe for installed fonts) is counted, not failed; a font file the site
+# lacks (a 404) is a console error like any other
+_FONT_FALLBACK = re.compile(r"font at 'about:blank'|about:blank - Failed to load")
+# display equations wider than their box: the page cuts them off
+_CLIPPED = """return Array.from(document.querySelectorAll('.MathJax_Display, mjx-container[display]'))
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 60));"""
 # the browser with no network: every host name fails to resolve, and every request goes to a closed local port
 OFFLINE_FLAGS = ("--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http://127.0.0.1:9",
                  "--disable-background-networking")
@@ -83,10 +86,13 @@ def check_docs(site: Path | None = None, pages=CHECK_PAGES) -> dict[str, dict]:
             typeset = driver.execute_script("return document.querySelectorAll('.MathJax, .MathJax_Display').length")
             heads = driver.execute_script("return Array.from(document.querySelectorAll('article h1, article h2, "
                                           "article h3, article h4')).map(h => h.innerText.trim())")
+            h1 = driver.execute_script("const h = document.querySelector('article h1'); return h ? h.innerText : ''")
+            clipped = driver.execute_script(_CLIPPED)
             logs = [l["message"] for l in driver.get_log("browser") if l["level"] == "SEVERE"]
             external = [l for l in logs if re.search(r"https?://(?!localhost)", l)]
             fonts = [l for l in logs if l not in external and _FONT_FALLBACK.search(l)]
-            out[page] = dict(title=driver.title, images=len(imgs), broken_images=[s for s, ok in imgs if not ok],
+            title_ok = not h1 or " ".join(h1.replace("¶", "").split()) in " ".join(driver.title.split())
+            out[page] = dict(title=driver.title, title_ok=title_ok, clipped_equations=clipped, images=len(imgs), broken_images=[s for s, ok in imgs if not ok],
                              links=len(links), broken_links=sorted({h for h in links if _missing_target(h)}),
                              error_outputs=errors, headings=len(heads),
                              duplicate_headings=sorted({h for h in heads if heads.count(h) > 1}),
@@ -109,6 +115,7 @@ class _Page(HTMLParser):
     def __init__(self):
         super().__init__(); self.ids, self.links, self.images, self.text, self._skip = set(), [], [], [], 0
         self._copy = 0                                      # depth inside a `clipboard-copy-txt` div
+        self.title, self.h1, self._in = [], [], None        # the page's <title> and its first <h1>, code words included
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if a.get("id"): self.ids.add(a["id"])
@@ -116,11 +123,17 @@ class _Page(HTMLParser):
         if tag == "a" and a.get("href"): self.links.append(a["href"])
         if tag == "img" and a.get("src"): self.images.append(a["src"])
         if tag in ("pre", "code", "script", "style"): self._skip += 1
+        if tag == "title" or (tag == "h1" and not self.h1): self._in = tag
+        if tag == "a" and self._in == "h1" and "headerlink" in (a.get("class") or ""): self._in = "headerlink"
         if tag == "div" and (self._copy or "clipboard-copy-txt" in (a.get("class") or "").split()): self._copy += 1
     def handle_endtag(self, tag):
         if tag in ("pre", "code", "script", "style") and self._skip: self._skip -= 1
         if tag == "div" and self._copy: self._copy -= 1
+        if tag == "a" and self._in == "headerlink": self._in = "h1"
+        elif tag in ("title", "h1") and self._in == tag: self._in = "done-" + tag
     def handle_data(self, data):
+        if self._in == "title": self.title.append(data)
+        if self._in == "h1": self.h1.append(data)
         if not (self._skip or self._copy): self.text.append(data)
 
 def _local(ref: str) -> tuple[str, str] | None:
@@ -129,8 +142,8 @@ def _local(ref: str) -> tuple[str, str] | None:
     return None if u.scheme or u.netloc or ref.startswith(("mailto:", "javascript:")) else (unquote(u.path), u.fragment)
 
 def crawl_site(site: Path) -> dict[str, dict]:
-    """Every page of `site`: {page: dict(broken_links, broken_images, tex)} (`tex`: how many TeX spans its prose
-    has before MathJax)."""
+    """Every page of `site`: {page: dict(broken_links, broken_images, tex, title_ok, title)} (`tex`: how many TeX spans
+    its prose has before MathJax; `title_ok`: the page's title holds its first heading whole, code words included)."""
     site, pages = Path(site), {}
     for f in sorted(site.rglob("*.html")):
         if f.relative_to(site).as_posix() == "404.html": continue    # a web server's page: its links are absolute
@@ -148,8 +161,10 @@ def crawl_site(site: Path) -> dict[str, dict]:
                 broken.append(ref)
         for src in p.images:
             if (loc := _local(src)) is not None and loc[0] and not (f.parent / loc[0]).exists(): images.append(src)
+        h1, title = " ".join("".join(p.h1).split()), " ".join("".join(p.title).split())
         out[f.relative_to(site).as_posix()] = dict(broken_links=sorted(set(broken)), broken_images=sorted(set(images)),
-                                                   tex=len(raw_tex("".join(p.text))))
+                                                   tex=len(raw_tex("".join(p.text))),
+                                                   title_ok=not h1 or h1 in title, title=title)
     return out
 
 def math_pages(crawled: dict[str, dict], least: int = 1) -> list[str]:
@@ -163,17 +178,18 @@ def check_site(site: Path | None = None) -> int:
     "Crawl every page of `site` (default `_docs/`), open the key pages and those with equations offline: 1 on any problem."
     site = Path(site or project_root() / "_docs")
     crawled, bad = crawl_site(site), 0
-    for page, r in crawled.items():                              # every page: links and images
-        if r["broken_links"] or r["broken_images"]:
+    for page, r in crawled.items():                              # every page: links, images and its title
+        if r["broken_links"] or r["broken_images"] or not r["title_ok"]:
             bad += 1; print(f"FAIL {page}: {json.dumps(r, ensure_ascii=False)}")
     maths = math_pages(crawled)
-    clean = sum(1 for r in crawled.values() if not (r["broken_links"] or r["broken_images"]))
-    print(f"crawled {len(crawled)} pages, {clean} without a broken link or image; opening {len(CHECK_PAGES)} pages and "
+    clean = sum(1 for r in crawled.values() if not (r["broken_links"] or r["broken_images"] or not r["title_ok"]))
+    print(f"crawled {len(crawled)} pages, {clean} without a broken link or image or a cut title; opening {len(CHECK_PAGES)} pages and "
           f"the {len(maths)} with equations, offline")
     report = check_docs(site, list(dict.fromkeys([*CHECK_PAGES, *maths])))
     for page, r in report.items():
         problems = (r.get("missing_page") or r["broken_images"] or r["broken_links"] or r["error_outputs"]
                     or r["console_errors"] or r["duplicate_headings"] or r["external_failures"]
+                    or r["clipped_equations"] or not r["title_ok"]
                     or (page in maths and (r["mathjax"] != "typeset" or r["raw_tex"] or not r["equations"]))
                     or (page in CHECK_PAGES and page not in TEXT_PAGES and not r["images"]))  # a paper page: figures
         bad += bool(problems)
