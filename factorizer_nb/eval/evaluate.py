@@ -20,10 +20,10 @@ from ..bpe_vs_unigram.analysis import units_per_word, surface_gold
 from .loader import load_any, round_trip
 
 # %% auto #0
-__all__ = ['BUDGETS', 'FAMILY_ORDER', 'FAMILY_CACHE_VERSION', 'REPORT_TABLES', 'EVAL_NOTEBOOK', 'pinned_families', 'eval_words',
-           'vocabulary_row', 'noise_rows', 'speed_row', 'committed', 'committed_subwords', 'committed_parsers',
-           'cached_rows', 'evaluate', 'parser_table', 'parser_noise_table', 'loader_table', 'figure', 'summary_table',
-           'write_report', 'main']
+__all__ = ['BUDGETS', 'FAMILY_ORDER', 'FAMILY_CACHE_VERSION', 'VERDICT_MEASURES', 'REPORT_TABLES', 'EVAL_NOTEBOOK',
+           'pinned_families', 'eval_words', 'vocabulary_row', 'noise_rows', 'speed_row', 'committed',
+           'committed_subwords', 'committed_parsers', 'cached_rows', 'evaluate', 'parser_table', 'parser_noise_table',
+           'loader_table', 'figure', 'summary_table', 'verdict', 'write_report', 'run_label', 'report_dir', 'main']
 
 # %% ../../nbs/eval/01_evaluate.ipynb #b1bc41e4
 BUDGETS = ("quick", "parser")
@@ -343,6 +343,30 @@ def summary_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     out["words_per_s_batch_vs_BPE"] = out._k.map(dict(zip(key(mine), mine.words_per_s_batch_vs_BPE)))
     return out.drop(columns="_k")
 
+# %% ../../nbs/eval/01_evaluate.ipynb #25bc2c39
+# the headline measures the verdict reads, with the direction the papers count as better (+1: more, -1: fewer; fewer
+# subwords per word is better as FACTORIZER's Figure 3 reads it)
+VERDICT_MEASURES = {"fertility": ("subwords per word", -1), "whole_word_share": ("words kept whole", +1),
+                    "renyi_efficiency": ("Rényi efficiency", +1), "boundary_f1": ("boundary F1", +1),
+                    "noise": ("subwords per word at the top noise level", -1), "UPOS": ("UPOS", +1),
+                    "Lemmas": ("lemma F1", +1), "LAS": ("LAS", +1)}
+
+def verdict(tables: dict[str, pd.DataFrame]) -> str:
+    "Where the tokenizer stands beside the families' Figure 4 points, measure by measure, in one paragraph."
+    head = summary_table(tables)
+    head = head.rename(columns={c: "noise" for c in head if c.startswith("subwords_per_word_noise_")})
+    mine, theirs = head[head.family == "yours"].iloc[0], head[head.family != "yours"]
+    said = []
+    for col, (label, sign) in VERDICT_MEASURES.items():
+        if col not in head or pd.isna(mine[col]) or theirs[col].dropna().empty: continue
+        others = theirs[col].dropna()
+        better = int((sign * (others - mine[col]) > 0).sum())          # family points that do better than yours
+        where = ("ahead of every family point" if better == 0 else "behind every family point" if better == len(others)
+                 else f"behind {better} of the {len(others)} family points")
+        said.append(f"{label} {mine[col]:.3g}, {where} ({others.min():.3g} to {others.max():.3g})")
+    return ("; ".join(said) + ".") if said else "No family point to compare with."
+
+
 # %% ../../nbs/eval/01_evaluate.ipynb #a9d0be8e
 REPORT_TABLES = {"table_your_tokenizer": "The headline numbers: the tokenizer beside each family's Figure 4 point",
                  "subwords": "Subwords per word on the evaluation treebank (FACTORIZER Figure 3)",
@@ -350,8 +374,7 @@ REPORT_TABLES = {"table_your_tokenizer": "The headline numbers: the tokenizer be
                  "vocabulary": "Bostrom & Durrett's vocabulary statistics (Tables 1-2) on the evaluation words",
                  "noise": "Subwords per word under Figure 6's character noise",
                  "speed": "Encode throughput (words per second), beside HF byte-level BPE in the same run",
-                 "parser": "From-scratch UD parser (FACTORIZER Figure 4): dev UPOS, lemmas, LAS (without the parser "
-                           "budget, the families' alone)",
+                 "parser": "From-scratch UD parser (FACTORIZER Figure 4): dev UPOS, lemmas, LAS",
                  "parser_noise": "The parsers under Figure 6's character noise: dev UPOS, lemmas, LAS",
                  "loader": "How the tokenizer was loaded and applied to words"}
 
@@ -375,7 +398,11 @@ def write_report(tables: dict[str, pd.DataFrame], out_dir: str | Path, title: st
     if fig is not None:
         buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=110, metadata={"Software": None}); png = buf.getvalue()
         (out / f"{stem}.png").write_bytes(png); files["figure"] = out / f"{stem}.png"
-    md, html = [f"# {title}", "", caption, ""], [f"<h1>{title}</h1>", f"<p>{caption}</p>"]
+    stands = f"**Where it stands.** {verdict(tables)}"
+    md = [f"# {title}", "", caption, "", stands, ""]
+    html = [f"<h1>{title}</h1>", f"<p>{caption}</p>", f"<p><b>Where it stands.</b> {verdict(tables)}</p>"]
+    p = tables.get("parser")
+    alone = p is not None and not (p.family == "yours").any()                 # no parser run for the tokenizer
     if png:
         md += [f"![Figures 3 and 4 with this tokenizer]({stem}.png)", ""]
         src = f"data:image/png;base64,{base64.b64encode(png).decode()}"
@@ -383,8 +410,10 @@ def write_report(tables: dict[str, pd.DataFrame], out_dir: str | Path, title: st
     for name, df in {stem: summary_table(tables), **tables}.items():
         df = df.round(4)
         path = out / f"{name}.csv"; df.to_csv(path, index=False); files[name] = path
-        md += [f"## {REPORT_TABLES.get(name, name)}", "", df.to_markdown(index=False), ""]
-        html += [f"<h2>{REPORT_TABLES.get(name, name)}</h2>", df.to_html(index=False, na_rep="", border=0)]
+        heading = REPORT_TABLES.get(name, name) + (" (the families' alone: the parser budget was not run)"
+                                                   if name == "parser" and alone else "")
+        md += [f"## {heading}", "", df.to_markdown(index=False), ""]
+        html += [f"<h2>{heading}</h2>", df.to_html(index=False, na_rep="", border=0)]
     head = summary_table(tables).round(4)                     # the headline table alone, as the docs site shows it
     (out / f"{stem}.md").write_text(f"{title}\n\n{head.to_markdown(index=False)}\n", encoding="utf-8")
     style = ("<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
@@ -406,6 +435,14 @@ def write_report(tables: dict[str, pd.DataFrame], out_dir: str | Path, title: st
 # %% ../../nbs/eval/01_evaluate.ipynb #0eb08297
 EVAL_NOTEBOOK = Path("nbs") / "paper" / "eval" / "60_your_tokenizer.ipynb"
 
+def run_label(name: str, lang: str, budget: str) -> str:
+    "A run's name: the tokenizer's name (file-safe), language and budget; its report's folder and executed notebook."
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) + f"-{lang}-{budget}"
+
+def report_dir(name: str, lang: str, budget: str, out_dir: str | Path | None = None) -> Path:
+    "Where a run's report goes: `out_dir`, else runs/eval/<run_label>."
+    return Path(out_dir) if out_dir else project_root() / "runs" / "eval" / run_label(name, lang, budget)
+
 def main(argv: list[str] | None = None) -> int:
     "Command line: the evaluation notebook for each language; exit 1 if any run failed."
     import argparse, logging
@@ -423,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     try:
         for lang in a.langs: load_settings(lang, a.profile)
-        load_any(a.tokenizer)                                  # fail fast, before any notebook runs
+        tok = load_any(a.tokenizer, name=a.name)               # fail fast, before any notebook runs
     except (KeyError, ValueError, FileNotFoundError) as e:
         ap.exit(2, f"evaluate: error: {e.args[0] if e.args else e}\n")
     if a.out_dir and len(a.langs) > 1: ap.exit(2, "evaluate: error: --out-dir takes one language\n")
@@ -432,9 +469,16 @@ def main(argv: list[str] | None = None) -> int:
     source = str(Path(a.tokenizer).resolve()) if Path(a.tokenizer).exists() else str(a.tokenizer)
     params = dict(tokenizer=source, budget=a.budget, seeds=a.seeds, name=a.name,
                   out_dir=str(Path(a.out_dir).resolve()) if a.out_dir else None)
-    res = run_notebooks(a.langs, a.profile, [project_root() / EVAL_NOTEBOOK],
-                        runs_dir=project_root() / "runs" / "eval" / "executed", parameters=params)
-    return 1 if any(res.values()) else 0
+    failed = False
+    for lang in a.langs:                                       # each run its own executed notebook, named as its report
+        res = run_notebooks([lang], a.profile, [project_root() / EVAL_NOTEBOOK],
+                            runs_dir=project_root() / "runs" / "eval" / "executed", parameters=params,
+                            label=f"-{run_label(tok.name, lang, a.budget)}")
+        failed |= any(res.values())
+    for lang in a.langs:                                       # the reports' paths, last
+        report = report_dir(tok.name, lang, a.budget, a.out_dir) / "report.md"
+        print(f"report ({lang}): {report}" if report.exists() else f"no report for {lang}: see the log above")
+    return 1 if failed else 0
 
 # %% ../../nbs/eval/01_evaluate.ipynb #cf01dbdc
 if __name__ == "__main__" and "IPython" not in __import__("sys").modules: raise SystemExit(main())
