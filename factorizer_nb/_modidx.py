@@ -1257,6 +1257,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                           'factorizer_nb/eval/loader.py'),
                                            'factorizer_nb.eval.loader._unknown': ( 'eval/loader.html#_unknown',
                                                                                    'factorizer_nb/eval/loader.py'),
+                                           'factorizer_nb.eval.loader._unreadable': ( 'eval/loader.html#_unreadable',
+                                                                                      'factorizer_nb/eval/loader.py'),
                                            'factorizer_nb.eval.loader._wrap': ('eval/loader.html#_wrap', 'factorizer_nb/eval/loader.py'),
                                            'factorizer_nb.eval.loader.align_pieces': ( 'eval/loader.html#align_pieces',
                                                                                        'factorizer_nb/eval/loader.py'),

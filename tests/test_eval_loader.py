@@ -217,3 +217,29 @@ def test_the_authors_dawg(tmp_path):
     tok = load_any(path)
     assert isinstance(tok, Factorizer) and tok.report.format == "factorizer" and len(tok.encode("agus an").ids) >= 2
     assert load_tokenizer(path).encode("agus an").ids == tok.encode("agus an").ids
+
+
+@pytest.mark.parametrize("key", ["tokenizer.json:wordpiece", "transformers"])
+def test_unknown_token_is_a_piece(every_format, key):
+    "The tokenizer's own [UNK] (<unk>) is a piece like any other, counted among the pieces, never dropped as special."
+    tok = load_any(every_format[key])
+    assert tok.backend.unk is not None and tok.backend.unk not in tok.backend.special
+    enc = tok.encode("the ☃☃")                                  # a snowman no vocabulary here has
+    assert len(enc) >= 2 and tok.backend.unk in enc.ids[1:], (key, enc.tokens)
+    assert tok.report.unk_pieces >= 1 and tok.report.pieces >= tok.report.unk_pieces and tok.report.special_dropped == 0
+    spm = load_any(every_format["sentencepiece:unigram"]).backend       # byte fallback here: <unk> is never drawn, yet
+    assert spm.unk == spm.inner.sp.unk_id() and spm.unk not in spm.special  # it is no special token either
+
+
+def test_corrupt_and_offline_get_one_line(every_format, tmp_path, monkeypatch):
+    "A truncated sentencepiece model names sentencepiece and its error; a tiktoken name not shipped offline says so."
+    data = Path(every_format["sentencepiece:unigram"]).read_bytes()
+    cut = tmp_path / "cut.model"; cut.write_bytes(data[: len(data) // 3])
+    with pytest.raises(ValueError) as e: load_any(cut)
+    assert "named as a sentencepiece file" in str(e.value) and "\n" not in str(e.value) and "DAWG" not in str(e.value)
+    import tiktoken
+    missing = [n for n in tiktoken.list_encoding_names() if not n.endswith("_offline")
+               and f"{n}_offline" not in tiktoken.list_encoding_names()]
+    if missing:                                       # an encoding tiktoken would download
+        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "no_cache"))      # nothing cached to fall back on
+        with pytest.raises(ValueError, match="not available offline"): load_any(missing[0])

