@@ -154,16 +154,18 @@ def subword_of(self: Vocabulary, triplet) -> str | None:
 # %% ../../nbs/factorizer/06_vocab.ipynb #c5ee0fbe
 @patch
 def __getstate__(self: Vocabulary) -> dict:
-    """Pickle the DAWG's bytes, meta and the compiled search's arrays if built (so vocabularies and tokenizers go to
-    worker processes)."""
+    """Pickle what defines the vocabulary: the DAWG's bytes and meta (and the file's sha256, which names its cached search
+    arrays). Nothing derived goes with it (the search arrays, entries, triplets): they are rebuilt, or read from the
+    cache, on first use, so a tokenizer pickles (and `datasets` hashes it) at the DAWG's size."""
     return dict(dawg=self.dawg.tobytes(), meta=self.meta, size=self._size, max_len=self.max_len, max_logp=self.max_logp,
-                trie=self._trie)
+                content_sha256=self.content_sha256)
 
 @patch
 def __setstate__(self: Vocabulary, state: dict):
     d = _dawg().RecordDAWG(RECORD_FORMAT, payload_separator=PAYLOAD_SEPARATOR).frombytes(state["dawg"])
     self._attach(d, state["meta"], state["size"], state["max_len"], state["max_logp"])
-    self._trie = state["trie"]
+    self.content_sha256 = state.get("content_sha256")
+    self._trie = state.get("trie")                          # a pickle of an earlier version carried the arrays
 
 # %% ../../nbs/factorizer/06_vocab.ipynb #3891a341
 def byte_complete(vocab: Vocabulary, logp: float = -20.0) -> Vocabulary:
