@@ -33,7 +33,6 @@ def planned(batch, *config, cwd=ROOT):
     return {Path(r[0]).resolve(): r[2] for r in rows}
 
 
-@pytest.fixture(scope="module")
 def every_job():
     "The union of every batch's outputs, and how long the slowest DAG took to build."
     outputs, slowest = {}, 0.0
@@ -45,26 +44,22 @@ def every_job():
     return outputs, slowest
 
 
-def test_every_batch_builds(every_job):
-    outputs, slowest = every_job
+def test_every_batch_builds_and_every_output_has_a_job():
+    """Every batch's DAG builds; every paper notebook and every committed output has a job that makes it (one test, so
+    that the DAGs are built once, not once per test worker)."""
+    outputs, slowest = every_job()
     assert outputs
     print(f"slowest DAG: {slowest:.1f} s")          # its budget, 10 s, is kept in docs/timings.md, not asserted
-
-
-def test_every_paper_notebook_has_a_job(every_job):
-    copies = {p.name.split("-")[0].removesuffix(".ipynb") for p in every_job[0] if p.suffix == ".ipynb"}
-    if any(rule.startswith("evaluate_") for rule in every_job[0].values()):
+    copies = {p.name.split("-")[0].removesuffix(".ipynb") for p in outputs if p.suffix == ".ipynb"}
+    if any(rule.startswith("evaluate_") for rule in outputs.values()):
         copies.add("60_your_tokenizer")                 # make evaluate runs it (factorizer_nb.eval.evaluate)
     notebooks = {p.stem for p in (ROOT / "nbs" / "paper").glob("**/[0-9]*.ipynb")}
     assert not notebooks - copies, f"no job runs {sorted(notebooks - copies)}"
-
-
-def test_every_committed_output_has_a_job(every_job):
     tracked = subprocess.run(["git", "ls-files", "figures"], cwd=ROOT, capture_output=True, text=True).stdout.split()
     stems = {t.removesuffix(".manifest.json") for t in tracked if t.endswith(".manifest.json")}
     made = [t for t in tracked if any(t.startswith(s + ".") and "/" not in t[len(s):] for s in stems)]
     assert made
-    orphans = sorted(t for t in made if (ROOT / t).resolve() not in every_job[0])
+    orphans = sorted(t for t in made if (ROOT / t).resolve() not in outputs)
     assert not orphans, f"{len(orphans)} committed outputs no job makes, e.g. {orphans[:5]}"
 
 

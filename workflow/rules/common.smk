@@ -12,8 +12,6 @@ PAPER = ROOT / "nbs" / "paper"
 KNOWN_NOTEBOOKS = {p.stem: p for p in sorted(PAPER.glob("**/[0-9]*.ipynb"))}
 SUMMARIES = {p.stem for p in PAPER.glob("summary/*.ipynb")}
 from factorizer_nb.core.pins import PIN_MODES
-from factorizer_nb.downstream.lm_experiments import model_parts
-from factorizer_nb.downstream.parser_units import FAMILIES, PARSER_NOTEBOOKS
 THREADS = int(config.get("threads", 2))
 PYTHON = sys.executable                 # the environment that runs Snakemake runs every job, on a cluster too
 
@@ -179,7 +177,7 @@ def plan(batch_name):
                     j.after += [str(ROOT / f) for f in run.get("after_files", [])]
                     j.claims = run.get("claims", True)
                     j.after += ladder_after(j)                      # a ladder VQ-VAE it reads, trained by its own job
-                    if nb in PARSER_NOTEBOOKS and parameter(j, "ledger") and pins == "off":
+                    if parameter(j, "ledger") and pins == "off" and nb in parser_notebooks():
                         j.after += parser_units(j)                  # its parsers as jobs of their own, then it reads them
                     if nb == "20_vq_ladder" and pins == "off" and parameter(j, "ledger"):
                         j.after += ladder_units(j)                  # each point a job of its own, then it reads them
@@ -235,6 +233,12 @@ def claim_outputs(jobs):
             named = [j for j in js if j.parameters and any(shown(v) in Path(stem).name for v in j.parameters.values())]
             owner = named[0] if named else next((j for j in js if not j.parameters), js[0] if len(js) == 1 else None)
             if owner: owner.outputs += files
+
+
+def parser_notebooks():
+    "The notebooks whose parsers are jobs of their own (imported only where a batch may have them: torch loads slowly)."
+    from factorizer_nb.downstream.parser_units import PARSER_NOTEBOOKS
+    return PARSER_NOTEBOOKS
 
 
 def parameter(j, name):
@@ -300,7 +304,7 @@ def parser_units(j):
     """A job per tokenizer point and seed of a parser notebook's job `j` (downstream.parser_units, recorded in the
     ledger), after one job that builds the points' tokenizers: their stamps. A run that another notebook of the same
     language, profile and vocabulary also trains (Figure 6's points are Figure 4's) is one job."""
-    from factorizer_nb.downstream.parser_units import point_keys
+    from factorizer_nb.downstream.parser_units import FAMILIES, point_keys
     S = settings_of(j.lang, j.profile)
     families = [f.strip() for f in str(parameter(j, "families") or ",".join(FAMILIES)).split(",") if f.strip()]
     sizes = [int(v) for v in str(parameter(j, "bpe_sizes") or "").split()] if j.nb == "19_factorial" else []
@@ -331,6 +335,7 @@ def lm_stamp(model, profile, part):
 
 def lm_stamps(model, profile):
     "The stamps of everything the notebooks ask of a language model: its pretraining and each part after it."
+    from factorizer_nb.downstream.lm_experiments import model_parts
     return [lm_stamp(model, profile, p) for p in ("pretraining", *model_parts(model))]
 
 

@@ -52,6 +52,7 @@ def _lm_rules(models, profile, after):
     stamps = [lm_tokenizers_stamp(profile)]
     for model in models:
         _lm_rule(model, profile, "pretraining", [lm_tokenizers_stamp(profile)])
+        from factorizer_nb.downstream.lm_experiments import model_parts
         for part in model_parts(model):
             first = [lm_stamp(model, profile, "pretraining")] + ([lm_stamp(model, profile, "finetune")]
                                                                   if part == "noise" else [])
