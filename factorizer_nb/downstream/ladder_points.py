@@ -62,8 +62,9 @@ class Ladder:
         "The ladder of `lang` at the parser setting of `profile`."
         exp = ParserExperiment.setup(lang, profile, work_dir, device)
         S = exp.settings
-        return cls(exp, exp.work / "ladder", float(S["alpha_split"]), max(int(v) for v in str(S["fig3_bpe_sizes"]).split()),
-                   [w for s in ud_sentences(S["ud_eval"]) for w in s])
+        ref = max(int(v) for v in str(S["fig3_bpe_sizes"]).split())
+        words = [w for s in ud_sentences(S["ud_eval"]) for w in s]
+        return cls(exp, exp.work / "ladder", float(S["alpha_split"]), ref, words)
 
     @property
     def lang(self) -> str: return self.exp.settings["lang"]
@@ -98,8 +99,7 @@ def tokenizer(self: Ladder, point: str, top_words: int, vocab: Vocabulary | None
     vocab = vocab or Vocabulary.load(self.vq_point(point, top_words)[0])
     return Factorizer(vocab, alpha_split=self.alpha, name=f"FACTORIZER {point}, {list_name(top_words)}")
 
-Ladder.eval_fingerprint, Ladder.point_fingerprint, Ladder.vq_point, Ladder.tokenizer = (eval_fingerprint, point_fingerprint,
-                                                                                       vq_point, tokenizer)
+for _f in (eval_fingerprint, point_fingerprint, vq_point, tokenizer): setattr(Ladder, _f.__name__, _f)
 
 # %% ../../nbs/downstream/44a_ladder_points.ipynb #d930a93f
 def _plain(row: dict) -> dict: return {k: v.item() if isinstance(v, np.generic) else v for k, v in row.items()}
@@ -134,7 +134,8 @@ def parser_runs(self: Ladder, rows: list[dict], ledger: bool = True,
                            ledger=self.exp.ledger_dir / Point(family, self.alpha, None).key / f"seed{t.seed}.json")
                 for t in seeded] if ledger else [None]
         if all(hits):
-            recorded += [dict(family=family, setting=self.alpha, seed=t.seed, **h["scores"]) for t, h in zip(seeded, hits)]
+            recorded += [dict(family=family, setting=self.alpha, seed=t.seed, **h["scores"])
+                         for t, h in zip(seeded, hits)]
         else: todo.append(Point(family, self.alpha, tokenizers.get((r["point"], r["top_words"]))
                                 or self.tokenizer(r["point"], r["top_words"])))
     return todo, recorded

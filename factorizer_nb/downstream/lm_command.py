@@ -90,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
             if a.complete:  # pretrained only where a record is missing
                 if f == 1 or sp.name in FIG7_MODELS:
                     asked = None if wanted is None else [p for p in lm_parts(sp.name, sp.family, f) if p in wanted]
-                    exp.complete(sp, f, asked); print(f"recorded {sp.name}, fraction {f:g}: {exp.record(sp, f)}", flush=True)
+                    exp.complete(sp, f, asked)
+                    print(f"recorded {sp.name}, fraction {f:g}: {exp.record(sp, f)}", flush=True)
                 continue
             path = exp.pretrain(sp, f); print(f"pretrained {sp.name}, fraction {f:g}: {path}", flush=True)
             if a.pack: print(f"packed {pack_pretrained(path, exp.lm_dir, Path(a.pack))}", flush=True)

@@ -75,7 +75,7 @@ def build_points(nb: str, exp: ParserExperiment, vocab_file: str | Path | None =
     needs_vocab = any(f.startswith("FACTORIZER") for f, _ in specs)
     vocab_file = Path(vocab_file or run_vocabulary(S, exp.work)) if needs_vocab else None
     counts = exp.counts() if any(not f.startswith("FACTORIZER") for f, _ in specs) else None
-    fz = {}                                                                    # FACTORIZER at each alpha, its vocabulary loaded once
+    fz = {}                                              # FACTORIZER at each alpha, its vocabulary loaded once
     def factorizer(alpha: float) -> Factorizer:
         if alpha not in fz:
             vocab = next(iter(fz.values())).vocab if fz else vocab_file
@@ -147,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         elif a.vq_profile:
             from factorizer_nb.factorizer.vocab_inference import ladder_vocabulary
             vocab_file, checkpoint = ladder_vocabulary(a.lang, a.vq_profile, None, a.vq_words, device=exp.device)[:2]
-        built = build_points(a.notebook, exp, vocab_file, families=families, bpe_sizes=sizes, vqvae_checkpoint=checkpoint)
+        built = build_points(a.notebook, exp, vocab_file, families=families, bpe_sizes=sizes,
+                             vqvae_checkpoint=checkpoint)
     except (KeyError, ValueError, FileNotFoundError) as e: raise SystemExit(f"parser_units: {e}") from None
     if a.build:
         print(f"{len(built.points)} points of {a.notebook}: {' '.join(keys)}", flush=True); return 0

@@ -20,7 +20,7 @@ from ..bpe_vs_unigram.analysis import units_per_word, surface_gold
 from .loader import load_any, round_trip
 
 # %% auto #0
-__all__ = ['BUDGETS', 'FAMILY_ORDER', 'FAMILY_CACHE_VERSION', 'VERDICT_MEASURES', 'REPORT_TABLES', 'EVAL_NOTEBOOK',
+__all__ = ['BUDGETS', 'FAMILY_ORDER', 'FAMILY_CACHE_VERSION', 'VERDICT_MEASURES', 'DEFINITIONS', 'REPORT_TABLES', 'EVAL_NOTEBOOK',
            'pinned_families', 'eval_words', 'vocabulary_row', 'noise_rows', 'speed_row', 'committed',
            'committed_subwords', 'committed_parsers', 'cached_rows', 'evaluate', 'parser_table', 'parser_noise_table',
            'loader_table', 'figure', 'summary_table', 'verdict', 'write_report', 'run_label', 'report_dir', 'main']
@@ -243,7 +243,7 @@ def parser_table(tok: Tokenizer, exp, seeds: Sequence[int] | None, lang: str, pr
     from factorizer_nb.downstream.tokenizer_points import Point
     if seeds: exp = replace(exp, seeds=[int(s) for s in seeds])
     else: exp = replace(exp, seeds=exp.seeds[:1])
-    runs = exp.grid([Point("yours", 0.0, tok)], progress=True)   # its bars (steps of each epoch, elapsed) on the terminal
+    runs = exp.grid([Point("yours", 0.0, tok)], progress=True)   # its bars (each epoch's steps, elapsed), relayed
     rows = [dict(family="yours", setting=np.nan, seeds=str(r.seed), subwords_per_word=r.subwords_per_word, UPOS=r.UPOS,
                  Lemmas=r.Lemmas, LAS=r.LAS, source="this run") for r in runs.itertuples()]
     if len(runs) > 1:
@@ -371,12 +371,41 @@ def verdict(tables: dict[str, pd.DataFrame]) -> str:
     return ("; ".join(said) + ".") if said else "No family point to compare with."
 
 
+# %% ../../nbs/eval/01_evaluate.ipynb #52c6bdfb
+# What each number of the report is: its data, unit, weighting, and how pieces added around a text and [UNK] count
+DEFINITIONS = {
+    "fertility (subwords per word)": "pieces per running word of the evaluation treebank (every occurrence of every "
+        "word form counts once), each word encoded on its own as the tokenizer sees it in running text (the loader "
+        "table's `context`); pieces the tokenizer adds around a text (BOS, EOS, CLS, SEP) are dropped, its own unknown "
+        "token is a piece",
+    "whole_word_share": "the share of those running words encoded as one piece",
+    "units_used": "distinct ids among those pieces (the vocabulary table's `strings_used` counts distinct strings)",
+    "renyi_efficiency, shannon_efficiency": "Rényi entropy of order 2.5 (Shannon entropy) of the pieces' distribution "
+        "over the running words, over log |V| (`tokenization-scorer`; Zouhar et al. 2023); `_units_used`: over log of "
+        "the ids used",
+    "boundary_precision, boundary_recall, boundary_f1": "the boundaries between a word's pieces against SIGMORPHON "
+        "2022's morpheme segmentation (settings `morph`), over the gold words whose morphemes spell the word and "
+        "number 2 or more (`gold_words`), each word weighted by its wordfreq frequency, as Bostrom & Durrett weight "
+        "theirs by corpus frequency, so the most frequent words carry most of it and words wordfreq lacks carry "
+        "none; a first piece's `▁` is not a boundary",
+    "units_per_word, units_per_type, strings_used, vocab_share_strings, mean_unit_chars": "Bostrom & Durrett's "
+        "vocabulary statistics on the running words: pieces per running word and per word type, the distinct piece "
+        "strings used and their share of the vocabulary, the mean piece length in characters (word marks included)",
+    "noise: subwords_per_word at p_noise": "fertility of the same running words after Figure 6's character noise: "
+        "each character deleted, case-flipped or repeated with probability p, seeded per word",
+    "speed: words_per_s_one_by_one, words_per_s_batch": "words per second encoding up to 20,000 running words one "
+        "word per call, and the same text one sentence per text of one batch call, from an empty cache, on this "
+        "machine, beside HF's byte-level BPE timed in the same run",
+    "parser: UPOS, Lemmas, LAS": "F1 of the official CoNLL 2018 scorer on the dev treebank of a from-scratch parser "
+        "at the profile's settings (the families': Figure 4's committed parsers)",
+}
+
 # %% ../../nbs/eval/01_evaluate.ipynb #a9d0be8e
 REPORT_TABLES = {"table_your_tokenizer": "The headline numbers: the tokenizer beside each family's Figure 4 point",
                  "subwords": "Subwords per word on the evaluation treebank (FACTORIZER Figure 3)",
                  "intrinsic": "Fertility, words kept whole, Rényi and Shannon efficiency, boundaries (SIGMORPHON 2022)",
-                 "vocabulary": "Bostrom & Durrett's vocabulary statistics (Tables 1-2) on the evaluation words (distinct "
-                               "piece strings; the intrinsic table's units_used counts distinct ids)",
+                 "vocabulary": "Bostrom & Durrett's vocabulary statistics (Tables 1-2) on the evaluation words "
+                               "(distinct piece strings; the intrinsic table's units_used counts distinct ids)",
                  "noise": "Subwords per word under Figure 6's character noise",
                  "speed": "Encode throughput (words per second), beside HF byte-level BPE in the same run",
                  "parser": "From-scratch UD parser (FACTORIZER Figure 4): dev UPOS, lemmas, LAS",
@@ -420,6 +449,9 @@ def write_report(tables: dict[str, pd.DataFrame], out_dir: str | Path, title: st
                                                    if name == "parser" and alone else "")
         md += [f"## {heading}", "", df.to_markdown(index=False), ""]
         html += [f"<h2>{heading}</h2>", df.to_html(index=False, na_rep="", border=0)]
+    md += ["## What each number is", ""] + [f"- **{k}**: {v}." for k, v in DEFINITIONS.items()] + [""]
+    html += (["<h2>What each number is</h2><ul>"] + [f"<li><b>{k}</b>: {v}.</li>" for k, v in DEFINITIONS.items()]
+             + ["</ul>"])
     head = summary_table(tables).round(4)                     # the headline table alone, as the docs site shows it
     (out / f"{stem}.md").write_text(f"{title}\n\n{head.to_markdown(index=False)}\n", encoding="utf-8")
     style = ("<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"

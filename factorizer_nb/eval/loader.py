@@ -104,7 +104,7 @@ class LoadReport:
     context: str                     # how a word is given to the tokenizer: "' ' + word" or "word"
     offsets: str                     # "tokenizer" (its own spans) or "aligned" (`align_pieces`)
     lossless: bool | None = None     # what the tokenizer's own settings say (None: unknown)
-    special_ids: int = 0             # ids of the tokens it adds around a text (BOS, EOS, CLS, SEP), left out of every measure
+    special_ids: int = 0             # ids it adds around a text (BOS, EOS, CLS, SEP), left out of every measure
     special_dropped: int = 0         # such tokens dropped from words it encoded
     pieces: int = 0                  # pieces of the words it encoded (each distinct word once), `[UNK]` included
     unk_pieces: int = 0              # of them, its own unknown token (`[UNK]`, `<unk>`): a piece like any other
@@ -216,7 +216,8 @@ def tiktoken_backend(encoding: str | None = None, ranks: str | None = None, patt
         use = offline if offline in tiktoken.list_encoding_names() else encoding
         try: enc = tiktoken.get_encoding(use)
         except Exception as e:                   # tiktoken fetches an encoding it has not cached: offline, that fails
-            shipped = sorted(n.removesuffix("_offline") for n in tiktoken.list_encoding_names() if n.endswith("_offline"))
+            names = tiktoken.list_encoding_names()
+            shipped = sorted(n.removesuffix("_offline") for n in names if n.endswith("_offline"))
             raise ValueError(f"the tiktoken encoding {encoding!r} is not available offline ({type(e).__name__}); "
                              f"pass its .tiktoken ranks file (base64 token and rank per line) instead, or one of the "
                              f"encodings shipped offline: {', '.join(shipped) or 'none'}") from None

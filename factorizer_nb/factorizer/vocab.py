@@ -154,9 +154,9 @@ def subword_of(self: Vocabulary, triplet) -> str | None:
 # %% ../../nbs/factorizer/06_vocab.ipynb #c5ee0fbe
 @patch
 def __getstate__(self: Vocabulary) -> dict:
-    """Pickle what defines the vocabulary: the DAWG's bytes and meta (and the file's sha256, which names its cached search
-    arrays). Nothing derived goes with it (the search arrays, entries, triplets): they are rebuilt, or read from the
-    cache, on first use, so a tokenizer pickles (and `datasets` hashes it) at the DAWG's size."""
+    """Pickle what defines the vocabulary: the DAWG's bytes and meta (and the file's sha256, which names its cached
+    search arrays). Nothing derived goes with it (the search arrays, entries, triplets): they are rebuilt, or read from
+    the cache, on first use, so a tokenizer pickles (and `datasets` hashes it) at the DAWG's size."""
     return dict(dawg=self.dawg.tobytes(), meta=self.meta, size=self._size, max_len=self.max_len, max_logp=self.max_logp,
                 content_sha256=self.content_sha256)
 

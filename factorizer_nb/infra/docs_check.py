@@ -19,8 +19,8 @@ __all__ = ['CHECK_PAGES', 'MATH_PAGES', 'OFFLINE_FLAGS', 'TEXT_PAGES', 'check_do
 CHECK_PAGES = ("index.html", "figures/results_index.html", "nbs/paper/13_fig3_splits.html")
 # opened in any case: the page with the most equations; `math_pages` adds every page with TeX in it
 MATH_PAGES = ("nbs/factorizer/07_search.html",)
-# Chromium's blocked 'about:blank' font (MathJax's probe for installed fonts) is counted, not failed; a font file the site
-# lacks (a 404) is a console error like any other
+# Chromium's blocked 'about:blank' font (MathJax's probe for installed fonts) is counted, not failed; a font file the
+# site lacks (a 404) is a console error like any other
 _FONT_FALLBACK = re.compile(r"font at 'about:blank'|about:blank - Failed to load")
 # display equations wider than their box: the page cuts them off
 _CLIPPED = """return Array.from(document.querySelectorAll('.MathJax_Display, mjx-container[display]'))
@@ -92,7 +92,8 @@ def check_docs(site: Path | None = None, pages=CHECK_PAGES) -> dict[str, dict]:
             external = [l for l in logs if re.search(r"https?://(?!localhost)", l)]
             fonts = [l for l in logs if l not in external and _FONT_FALLBACK.search(l)]
             title_ok = not h1 or " ".join(h1.replace("¶", "").split()) in " ".join(driver.title.split())
-            out[page] = dict(title=driver.title, title_ok=title_ok, clipped_equations=clipped, images=len(imgs), broken_images=[s for s, ok in imgs if not ok],
+            out[page] = dict(title=driver.title, title_ok=title_ok, clipped_equations=clipped, images=len(imgs),
+                             broken_images=[s for s, ok in imgs if not ok],
                              links=len(links), broken_links=sorted({h for h in links if _missing_target(h)}),
                              error_outputs=errors, headings=len(heads),
                              duplicate_headings=sorted({h for h in heads if heads.count(h) > 1}),
@@ -175,7 +176,7 @@ def math_pages(crawled: dict[str, dict], least: int = 1) -> list[str]:
 
 # %% ../../nbs/infra/94a_docs_check.ipynb #6b6dd82b
 def check_site(site: Path | None = None) -> int:
-    "Crawl every page of `site` (default `_docs/`), open the key pages and those with equations offline: 1 on any problem."
+    "Crawl every page of `site` (default `_docs/`), open the key pages and those with equations: 1 on any problem."
     site = Path(site or project_root() / "_docs")
     crawled, bad = crawl_site(site), 0
     for page, r in crawled.items():                              # every page: links, images and its title
@@ -183,8 +184,8 @@ def check_site(site: Path | None = None) -> int:
             bad += 1; print(f"FAIL {page}: {json.dumps(r, ensure_ascii=False)}")
     maths = math_pages(crawled)
     clean = sum(1 for r in crawled.values() if not (r["broken_links"] or r["broken_images"] or not r["title_ok"]))
-    print(f"crawled {len(crawled)} pages, {clean} without a broken link or image or a cut title; opening {len(CHECK_PAGES)} pages and "
-          f"the {len(maths)} with equations, offline")
+    print(f"crawled {len(crawled)} pages, {clean} without a broken link or image or a cut title; opening "
+          f"{len(CHECK_PAGES)} pages and the {len(maths)} with equations, offline")
     report = check_docs(site, list(dict.fromkeys([*CHECK_PAGES, *maths])))
     for page, r in report.items():
         problems = (r.get("missing_page") or r["broken_images"] or r["broken_links"] or r["error_outputs"]
