@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
+from .padding import Padding, _PAD_FILL, _depth, _strategies            # hf/00b_padding (torch first)
+from .added_tokens import AddedTokens, _SPECIAL_ATTRIBUTES                # hf/00a_added_tokens
 from transformers import AutoTokenizer, BatchEncoding, PreTrainedConfig, PreTrainedTokenizerBase
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 from transformers.utils import logging, to_py_obj
@@ -17,8 +19,6 @@ from transformers.utils.chat_template_utils import _CONTROL_TOKEN_END, _CONTROL_
 from ..factorizer.tokenizer import Factorizer, SPECIAL_IDS, UNK, UNK_ID
 from ..factorizer.vocab import CODEBOOK_SIZE, NUM_CODEBOOKS
 from ..factorizer.pretrained import pretrained_citation
-from .padding import Padding, _PAD_FILL, _depth, _strategies            # hf/00b_padding
-from .added_tokens import AddedTokens, _SPECIAL_ATTRIBUTES                # hf/00a_added_tokens
 
 logger = logging.get_logger("transformers.tokenization_utils_base")   # where transformers' tokenizers warn
 
