@@ -9,7 +9,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 from ..core.settings import project_root
-from .docs import MATHJAX_DIR
 
 # %% auto #0
 __all__ = ['CHECK_PAGES', 'MATH_PAGES', 'OFFLINE_FLAGS', 'TEXT_PAGES', 'check_docs', 'raw_tex', 'crawl_site', 'math_pages',
@@ -168,9 +167,9 @@ def crawl_site(site: Path) -> dict[str, dict]:
                                                    title_ok=not h1 or h1 in title, title=title)
     return out
 
-def math_pages(crawled: dict[str, dict], least: int = 1) -> list[str]:
-    "The pages with at least `least` TeX spans in their prose, the most first, after `MATH_PAGES`."
-    found = sorted((p for p, r in crawled.items() if r["tex"] >= least and not p.startswith(MATHJAX_DIR)),
+def math_pages(crawled: dict[str, dict], least: int = 1, skip: str = "assets/") -> list[str]:
+    "The pages with at least `least` TeX spans in their prose, the most first, after `MATH_PAGES` (none under `skip`)."
+    found = sorted((p for p, r in crawled.items() if r["tex"] >= least and not p.startswith(skip)),
                    key=lambda p: -crawled[p]["tex"])
     return list(dict.fromkeys([*MATH_PAGES, *found]))
 
