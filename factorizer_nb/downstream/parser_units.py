@@ -106,12 +106,8 @@ def build_points(nb: str, exp: ParserExperiment, vocab_file: str | Path | None =
 # %% ../../nbs/downstream/44_parser_units.ipynb #8f3e62b9
 def train_unit(exp: ParserExperiment, point: Point, seed: int) -> dict:
     "The dev scores of `point`'s parser with `seed`, trained (or read back) and recorded in `exp.ledger_dir`."
-    seeds = exp.seeds
-    try:
-        exp.seeds = [seed]
-        row = exp.grid([point], progress=False, ledger=True).iloc[0]
-    finally: exp.seeds = seeds
-    return row.to_dict()
+    from dataclasses import replace
+    return replace(exp, seeds=[seed]).grid([point], progress=False, ledger=True).iloc[0].to_dict()
 
 def main(argv: list[str] | None = None) -> int:
     "Command line: build a parser notebook's points, or train one (or every) point and seed into the ledger."

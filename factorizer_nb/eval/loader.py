@@ -310,12 +310,12 @@ class ForeignTokenizer(Tokenizer):
             self.report.failures += 1; self.report.pieces += 1; self.report.unk_pieces += 1
             if len(self.report.notes) < 20: self.report.notes.append(f"raised {type(e).__name__} on {word[:40]!r}")
             return []
-        out = []
+        out, unk = [], getattr(self.backend, "unk", None)
         for t, i, a, b in toks:
             if i in self.backend.special: self.report.special_dropped += 1; continue
             if i is None: self.report.unseen += 1; out.append(("[UNK]", self.special_id("[UNK]"), a, b))
             else: out.append((t, i, a, b))
-            self.report.unk_pieces += i is None or i == getattr(self.backend, "unk", None)
+            self.report.unk_pieces += i is None or i == unk
         self.report.pieces += len(out)
         return out
 
