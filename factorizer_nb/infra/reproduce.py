@@ -13,8 +13,9 @@ from .reporting import NOTEBOOK_ENV
 
 # %% auto #0
 __all__ = ['log', 'AUTO_PINS', 'KERNEL_ARGUMENTS', 'paper_notebooks', 'requirements', 'missing_requirements',
-           'declared_parameters', 'copy_label', 'run_notebooks', 'run_summaries', 'committed_seconds', 'clock',
-           'notebook_pins', 'cell_progress', 'ProgressRelay', 'error_tail', 'notebook_path', 'main']
+           'parameter_defaults', 'declared_parameters', 'copy_label', 'run_notebooks', 'run_summaries',
+           'committed_seconds', 'clock', 'notebook_pins', 'cell_progress', 'ProgressRelay', 'error_tail',
+           'notebook_path', 'main']
 
 # %% ../../nbs/infra/91_reproduce.ipynb #e2dd2af6
 log = logging.getLogger(__name__)
@@ -34,13 +35,28 @@ def missing_requirements(nb: Path, settings: dict) -> list[str]:
     "The settings `nb` needs that are not available (`-`) for a language."
     return [k for k in requirements(nb) if str(settings.get(k, "-")).strip() in ("", "-")]
 
+def _parameters_cell(nb: Path):
+    "The parsed `parameters` cell of notebook `nb` (`ast`)."
+    import ast, json
+    cells = json.loads(Path(nb).read_text(encoding="utf-8")).get("cells", [])
+    return ast.parse("\n".join("".join(c["source"]) for c in cells
+                               if "parameters" in c.get("metadata", {}).get("tags", [])))
+
+def parameter_defaults(nb: Path) -> dict:
+    "The literal values a notebook's `parameters` cell assigns (what a run that passes none of them gets)."
+    import ast
+    out = {}
+    for n in _parameters_cell(nb).body:
+        if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name):
+            try: out[n.targets[0].id] = ast.literal_eval(n.value)
+            except ValueError: pass
+    return out
+
 def declared_parameters(nb: Path) -> set[str]:
     """The names a notebook's `parameters` cell assigns, read with `ast` (papermill's line parser skips a line whose
     comment holds a quote, and so would drop a parameter the notebook does declare)."""
-    import ast, json
-    cells = json.loads(Path(nb).read_text(encoding="utf-8")).get("cells", [])
-    src = "\n".join("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
-    tree = ast.parse(src)
+    import ast
+    tree = _parameters_cell(nb)
     names = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
     return names | {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
 

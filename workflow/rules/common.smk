@@ -4,7 +4,8 @@ import functools, hashlib, json, re, shlex, subprocess, sys
 from dataclasses import dataclass, field
 from pathlib import Path
 import yaml
-from factorizer_nb.infra.reproduce import committed_seconds, copy_label, declared_parameters, missing_requirements
+from factorizer_nb.infra.reproduce import (committed_seconds, copy_label, declared_parameters, missing_requirements,
+                                           parameter_defaults)
 
 ROOT = Path(workflow.basedir).parent
 PIPELINE = yaml.safe_load((ROOT / "config" / "pipeline.yaml").read_text(encoding="utf-8"))
@@ -249,15 +250,7 @@ def parameter(j, name):
 @functools.lru_cache(maxsize=None)
 def _defaults(nb):
     "The values a notebook's `parameters` cell assigns (literals only)."
-    import ast
-    cells = json.loads(KNOWN_NOTEBOOKS[nb].read_text(encoding="utf-8")).get("cells", [])
-    src = "\n".join("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
-    out = {}
-    for n in ast.parse(src).body:
-        if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name):
-            try: out[n.targets[0].id] = ast.literal_eval(n.value)
-            except ValueError: pass
-    return out
+    return parameter_defaults(KNOWN_NOTEBOOKS[nb])
 
 
 LADDER_UNITS = {}       # {stamp: (command, what it follows)}: the compute ladder's points as jobs of their own
