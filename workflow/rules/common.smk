@@ -13,6 +13,7 @@ PAPER = ROOT / "nbs" / "paper"
 KNOWN_NOTEBOOKS = {p.stem: p for p in sorted(PAPER.glob("**/[0-9]*.ipynb"))}
 SUMMARIES = {p.stem for p in PAPER.glob("summary/*.ipynb")}
 from factorizer_nb.core.pins import PIN_MODES
+from factorizer_nb.core.threads import thread_env
 THREADS = int(config.get("threads", 2))
 PYTHON = sys.executable                 # the environment that runs Snakemake runs every job, on a cluster too
 
@@ -344,6 +345,5 @@ def resources_of(j):
                 gpu=1 if j.profile in PIPELINE["gpu_profiles"] else 0)
 
 
-# every job runs with the same threads (the pins depend on them) and reports progress to its log
-THREAD_ENV = (f"OMP_NUM_THREADS={THREADS} MKL_NUM_THREADS={THREADS} NUMBA_NUM_THREADS={THREADS} "
-              f"FACTORIZER_NB_SPM_THREADS={THREADS}")
+# every job runs with the same threads (the pins depend on them), whose waits sleep rather than spin (core.threads)
+THREAD_ENV = " ".join(f"{k}={v}" for k, v in thread_env(THREADS).items())

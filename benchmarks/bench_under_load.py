@@ -1,0 +1,128 @@
+"""The main job's torch training loops on a machine that is not idle: throughput alone, then beside one and two busy processes,
+under each OpenMP wait policy, as ratios to the same loop's idle throughput measured in the same run.
+- `vqvae`: training steps of `11_train_vqvae`'s VQ-VAE (`train_step`, the profile's model and batch);
+- `parser`: training passes of the UD parser (`bench_parser.train_words_per_second`, byte-level BPE, the profile's model);
+- `lm`: masked-LM pretraining steps (`bench_lm.one`, sentencepiece BPE, the profile's model).
+A busy process is a Python loop that keeps one core busy, as a second kernel or an install would. Each loop runs in a fresh process
+with the job's threads fixed (`--threads`, 2 as the main job), since OpenMP reads its wait policy once, when torch loads it:
+- `default`: OpenMP's own policy (libgomp spins about 300,000 times at each barrier before it sleeps);
+- `passive`: `OMP_WAIT_POLICY=PASSIVE`, as the workflow's jobs run (`core.threads.thread_env`): a waiting thread sleeps at once.
+Neither policy nor load moves a float: the VQ-VAE's weights after its steps are hashed, and every run's hash must agree.
+Goals (issue #93): at most 2.5x slower beside one busy process, at most 4x beside two.
+
+    python benchmarks/bench_under_load.py [--units vqvae parser lm] [--policies default passive] [--busy 0 1 2] [--steps 24]
+"""
+import argparse, hashlib, json, os, subprocess, sys, time
+from pathlib import Path
+
+GOALS = {1: 2.5, 2: 4.0}            # slowest allowed ratio to idle, beside that many busy processes
+POLICIES = {"default": {}, "passive": {"OMP_WAIT_POLICY": "PASSIVE"}}
+BUSY_LOOP = "while True: pass"
+
+
+def vqvae(profile: str, steps: int) -> dict:
+    "Steps per second of the VQ-VAE's training step after two untimed ones, and a hash of the weights it ends with."
+    import torch
+    from factorizer_nb.core.settings import load_settings
+    from factorizer_nb.core.corpora import training_counts, WordList
+    from factorizer_nb.factorizer.training import VQConfig, WordSampler, new_state, train_step
+    S = load_settings("en", profile)
+    cfg = VQConfig.from_settings(S)
+    sampler = WordSampler(training_counts(WordList.from_settings(S), top_n=cfg.top_words))
+    st = new_state(cfg); st.model.train()
+    for _ in range(2): train_step(st, sampler, cfg)
+    t0 = time.perf_counter()
+    for _ in range(steps): train_step(st, sampler, cfg)
+    rate = steps / (time.perf_counter() - t0)
+    h = hashlib.sha256()
+    for k, v in sorted(st.model.state_dict().items()): h.update(k.encode()); h.update(v.detach().contiguous().numpy().tobytes())
+    return dict(rate=rate, unit="steps/s", weights=h.hexdigest()[:16])
+
+
+def parser(profile: str, steps: int) -> dict:
+    "Training words per second of the UD parser over `steps` batches of 32 sentences (after one untimed pass over 32)."
+    from bench_parser import train_words_per_second
+    from factorizer_nb.core.settings import load_settings
+    from factorizer_nb.core.corpora import training_counts, WordList
+    from factorizer_nb.downstream.ud_data import read_treebank
+    from factorizer_nb.downstream.parser import LabelSet, ParserConfig
+    from factorizer_nb.downstream.parser_training import ParserData
+    from factorizer_nb.downstream.tokenizer_points import bpe_point
+    S = load_settings("en", profile)
+    counts = training_counts(WordList.from_settings(S), top_n=S["vq_top_words"])
+    work = Path("runs/bench_under_load"); work.mkdir(parents=True, exist_ok=True)
+    tok = bpe_point(counts, 8000, work).tokenizer
+    train = read_treebank(S["parser_train"])[:32 * steps]
+    labels = LabelSet.from_sentences(train)
+    cfg = ParserConfig.from_settings(S)
+    train_words_per_second(tok, ParserData.build(train[:32], labels), labels, cfg)
+    return dict(rate=train_words_per_second(tok, ParserData.build(train, labels), labels, cfg)[0], unit="words/s")
+
+
+def lm(profile: str, steps: int) -> dict:
+    "Tokens per second of masked-LM pretraining steps (after `bench_lm`'s untimed warm-up steps)."
+    from bench_lm import one
+    return dict(rate=one("bpe", profile, steps, 8000)["tokens_per_s"], unit="tokens/s")
+
+
+UNITS = {"vqvae": vqvae, "parser": parser, "lm": lm}
+
+
+def child(unit: str, profile: str, steps: int, threads: int) -> None:
+    "In a fresh process: one unit's throughput on `threads` torch threads, as a JSON line."
+    import torch
+    torch.set_num_threads(threads)
+    print(json.dumps(UNITS[unit](profile, steps) | dict(threads=torch.get_num_threads())))
+
+
+def measure(unit: str, policy: str, busy: int, a) -> dict:
+    "One unit under one wait policy beside `busy` busy processes, in a fresh process with the policy in its environment."
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"} | POLICIES[policy] | {
+        "OMP_NUM_THREADS": str(a.threads), "MKL_NUM_THREADS": str(a.threads)}
+    hogs = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(busy)]
+    try:
+        out = subprocess.run([sys.executable, __file__, "--child", unit, "--profile", a.profile, "--steps", str(a.steps),
+                              "--threads", str(a.threads)], env=env, capture_output=True, text=True, timeout=a.timeout)
+    finally:
+        for h in hogs: h.kill(); h.wait()
+    if out.returncode: raise RuntimeError(f"{unit} under {policy} beside {busy} busy: rc {out.returncode}\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--units", nargs="+", default=list(UNITS), choices=list(UNITS))
+    ap.add_argument("--policies", nargs="+", default=list(POLICIES), choices=list(POLICIES))
+    ap.add_argument("--busy", nargs="+", type=int, default=[0, 1, 2], help="busy processes beside the loop (0, the reference, first)")
+    ap.add_argument("--steps", type=int, default=24, help="timed steps (the parser: batches of 32 sentences)")
+    ap.add_argument("--profile", default="small"); ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--timeout", type=int, default=900, help="seconds before one measurement is given up")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child: return child(a.child, a.profile, a.steps, a.threads)
+    busy = [0] + [b for b in a.busy if b]
+    print(f"{os.cpu_count()} CPUs, {len(os.sched_getaffinity(0))} in this process's affinity; each loop on {a.threads} torch threads, "
+          f"profile {a.profile!r}, {a.steps} timed steps; ratio = idle throughput / throughput beside the busy processes, this run")
+    print("| loop | wait policy | idle | " + " | ".join(f"beside {b} busy: ratio (goal)" for b in busy[1:]) + " |")
+    print("|---|---|---:|" + "---:|" * (len(busy) - 1))
+    weights, missed = {}, []
+    for unit in a.units:
+        for policy in a.policies:
+            r = {b: measure(unit, policy, b, a) for b in busy}
+            weights |= {(policy, b): x["weights"] for b, x in r.items() if "weights" in x}
+            cells = []
+            for b in busy[1:]:
+                ratio = r[0]["rate"] / r[b]["rate"]
+                goal = GOALS.get(b)
+                ok = goal is None or ratio <= goal
+                if not ok: missed.append(f"{unit}/{policy} beside {b}")
+                cells.append(f"{ratio:.2f}x ({'<= ' + format(goal, 'g') if goal else 'no goal'}{'' if ok else ', MISSED'})")
+            print(f"| {unit} | {policy} | {r[0]['rate']:,.1f} {r[0]['unit']} | " + " | ".join(cells) + " |", flush=True)
+    if len(set(weights.values())) > 1: print(f"the VQ-VAE's weights DIFFER between runs: {weights}")
+    elif weights: print(f"the VQ-VAE's weights after its steps are the same in all {len(weights)} runs, whatever the policy and load "
+                        f"({next(iter(weights.values()))})")
+    print("goals met" if not missed else f"goals missed: {', '.join(missed)}")
+
+
+if __name__ == "__main__":
+    main()
