@@ -19,7 +19,7 @@ def main():
     ap.add_argument("--top-words", type=int, default=50000); ap.add_argument("--vocab-size", type=int, default=8000)
     a = ap.parse_args()
     import numba
-    from factorizer_nb.factorizer import fast_search as fs
+    from factorizer_nb.factorizer import word_table as fs
     from factorizer_nb.factorizer.tokenizer import Factorizer
     from factorizer_nb.core.settings import load_settings
     from factorizer_nb.core.corpora import ud_sentences, word_counts

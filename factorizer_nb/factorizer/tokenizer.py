@@ -12,12 +12,13 @@ from typing import Sequence
 import numpy as np
 from fastcore.basics import patch
 from ..core.text import BOW, EOW, BOW_BYTES, EOW_BYTES, marked_bytes
-from ..core.encodings import ENCODING_FIELDS, Encoding, LazyEncoding, Encodings, word_id_list
+from ..core.encodings import Encoding, LazyEncoding, Encodings, word_id_list
 from ..core.protocol import Tokenizer, SPECIAL_TOKENS, NUM_SPECIAL, WordCache, _SPECIAL_RE
 from .vocab import (Vocabulary, CODEBOOK_SIZE, NUM_CODEBOOKS, escape_bytes, bytes_subword,
                                            has_stray_bytes, flat_to_triplet)
 from .search import shortest_split, draw64
-from . import fast_search
+from . import fast_search, word_table
+from .word_table import CachedRows, RowsCache
 
 # %% auto #0
 __all__ = ['SPECIAL_IDS', 'UNK', 'UNK_ID', 'PAD_ID', 'join_tokens', 'finite_number', 'Factorizer']
@@ -234,9 +235,9 @@ def _kernel_encodings(self: Factorizer, out: np.ndarray, scores: np.ndarray, row
 @patch
 def _row_encodings(self: Factorizer, texts: list[str], add_special_tokens: bool, num_workers: int,
                    text_seeds: list[int] | None) -> Encodings:
-    """`Encodings` of `texts` from `fast_search.encode_rows`; the texts it leaves out through the Python path with the
+    """`Encodings` of `texts` from `word_table.encode_rows`; the texts it leaves out through the Python path with the
     same seeds."""
-    rows = fast_search.encode_rows(self.vocab.trie, texts, self.alpha_split, self.sigma_sample, text_seeds,
+    rows = word_table.encode_rows(self.vocab.trie, texts, self.alpha_split, self.sigma_sample, text_seeds,
                                    add_special_tokens, num_workers, self._text_encoder_of().table)
     enc = self._kernel_encodings(rows.out, rows.scores, rows.row_splits)
     redo = rows.redo | (np.array([_SPECIAL_RE.search(t) is not None for t in texts],
@@ -248,13 +249,13 @@ def _row_encodings(self: Factorizer, texts: list[str], add_special_tokens: bool,
     return enc.replace_rows(idx, fixed)
 
 @patch
-def _text_encoder_of(self: Factorizer) -> fast_search.TextEncoder:
+def _text_encoder_of(self: Factorizer) -> word_table.TextEncoder:
     """This tokenizer's one-text kernel, its state and its word table of up to `cache_chars` bytes (made on first use,
     so a pickled or copied tokenizer starts with an empty one)."""
     one = self.__dict__.get("_text_encoder")
     if one is None:
-        one = self._text_encoder = fast_search.TextEncoder(self.vocab.trie, min(self.cache_chars,
-                                                                                fast_search.TABLE_BYTES))
+        one = self._text_encoder = word_table.TextEncoder(self.vocab.trie, min(self.cache_chars,
+                                                                                word_table.TABLE_BYTES))
     return one
 
 @patch
@@ -287,28 +288,6 @@ def _row_field(self: Factorizer, rows, start: int, n: int, name: str) -> list:
 # %% ../../nbs/factorizer/09_tokenizer.ipynb #40fdac2b
 _of = LazyEncoding._of     # bound once: `encode` makes its `LazyEncoding` without looking the class method up per call
 
-class _CachedRows:
-    """A cached word's kernel rows and the `Encoding` lists made of them so far, kept as tuples: each hit reads its own
-    copies. The entry is the only object of a cached word that the garbage collector tracks (an array and tuples of
-    numbers are not tracked), so that filling a cache never adds a full collection of the process's objects."""
-    __slots__ = ("rows", "n", "make") + ENCODING_FIELDS
-    def __init__(self, rows: np.ndarray, make):
-        self.rows, self.n, self.make = rows, rows.shape[1], make
-        self.ids = self.tokens = self.offsets = self.word_ids = self.attention_mask = self.scores = None
-    def field(self, name: str) -> list:
-        made = getattr(self, name)
-        if made is not None: return list(made)
-        made = self.make(self.rows, 0, self.n, name)
-        setattr(self, name, tuple(made))
-        return made
-
-class _RowsCache(WordCache):
-    "`encode`'s cache of single words: word -> its `_CachedRows`, bounded by characters plus tokens."
-    def __init__(self, max_chars: int, make):
-        super().__init__(max_chars); self.make = make          # the tokenizer's `_row_field`, one for every entry
-    @staticmethod
-    def cost(word: str, rows: _CachedRows) -> int: return len(word) + rows.n
-
 @patch
 def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Encoding:
     """Tokens of `text` (see `Tokenizer.encode`): a cached word at once, anything else through the compiled kernel on
@@ -320,7 +299,7 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
     samples, cache = d["sigma_sample"] > 0, None
     if not samples and not add_special_tokens and d["cache_chars"] > 0:
         cache = d.get("_call_cache")
-        if cache is None: cache = self._call_cache = _RowsCache(self.cache_chars, self._row_field)
+        if cache is None: cache = self._call_cache = RowsCache(self.cache_chars, self._row_field)
         hit = cache.entries.get(text)
         if hit is not None:
             cache.entries.move_to_end(text)
@@ -332,12 +311,12 @@ def encode(self: Factorizer, text: str, add_special_tokens: bool = False) -> Enc
                           add_special_tokens, block)
     if start == -2:                                      # the block is full: the call again, with a new one
         block, start, n = one(text, self.alpha_split, self.sigma_sample, seed, add_special_tokens) or (None, -1, 0)
-        if start >= 0: views = fast_search.row_views(block)                 # once a block, or a long text's own
+        if start >= 0: views = word_table.row_views(block)                 # once a block, or a long text's own
     if start < 0 or (add_special_tokens and _SPECIAL_RE.search(text)):
         return self._encode_texts([text], add_special_tokens, 1, [seed] if samples else None)[0]
     # a text of one word (its last row is of word 0) is cached, in an array of its own (not pinning the block)
     if cache is not None and n and views[5][start + n - 1] == 0:
-        rows = _CachedRows(block[:, start:start + n].copy(), cache.make)
+        rows = CachedRows(block[:, start:start + n].copy(), cache.make)
         cache.add(text, rows)
         return _of(rows.field, n)
     return _of(partial(self._row_field, views, start, n), n)
