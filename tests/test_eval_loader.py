@@ -243,3 +243,27 @@ def test_corrupt_and_offline_get_one_line(every_format, tmp_path, monkeypatch):
     if missing:                                       # an encoding tiktoken would download
         monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "no_cache"))      # nothing cached to fall back on
         with pytest.raises(ValueError, match="not available offline"): load_any(missing[0])
+
+
+def test_text_pieces_as_running_text(every_format):
+    "A whole text through the tokenizer itself, spans in the text; a callable splits words only and says so with None."
+    from factorizer_nb.downstream.intrinsic import context_units
+    text = "the lazy dog 東京"
+    for key, src in every_format.items():
+        tok = load_any(src)
+        if not isinstance(tok, ForeignTokenizer): continue               # the families encode whitespace words themselves
+        if key == "callable": tok.fit(WORDS); assert tok.text_pieces(text) is None; continue
+        got = tok.text_pieces(text)
+        assert got and all(0 <= a <= b <= len(text) for *_, a, b in got), (key, got)
+        assert not any(i in tok.backend.special for _, i, *_ in got), key
+    first = lambda key, t: load_any(every_format[key]).text_pieces(t)[0][0]
+    assert not first("tiktoken", "the dog").startswith(" ")              # the text's first word has no space before it
+    assert not first("sentencepiece:bpe-no-prefix", "the dog").startswith("▁")
+    assert first("sentencepiece:unigram", "the dog").startswith("▁")        # its dummy prefix, once per text
+    spm = load_any(every_format["sentencepiece:unigram"])
+    words = ["東京", "の", "犬"]
+    alone = sum(len(spm.encode_word(w)) for w in words)                     # each with its own ▁
+    keys, n, whole, how = context_units(spm, [("東京の犬", [(0, 2), (2, 3), (3, 4)])])
+    assert how == "sentences" and n.sum() == len(spm.text_pieces("東京の犬")) and n.sum() < alone, (n, alone)
+    _, _, _, how = context_units(load_any(every_format["callable"]).fit(WORDS), [("the dog", [(0, 3), (4, 7)])])
+    assert how == "sentences, by whitespace word"

@@ -14,8 +14,8 @@ from .sources import data_dir, registry, read_text
 
 # %% auto #0
 __all__ = ['ENWIKI_SAMPLE', 'CASING_VERSION', 'word_counts', 'text_lines', 'ud_sentences', 'sigmorphon', 'bio_sentences',
-           'ud_texts', 'text_note', 'fold_case', 'spellings', 'cache_dir', 'source_id', 'json_cached', 'casing_counts',
-           'is_case_folded', 'cased_counts', 'WordList', 'training_counts', 'casing_note']
+           'ud_texts', 'text_note', 'ud_spans', 'fold_case', 'spellings', 'cache_dir', 'source_id', 'json_cached',
+           'casing_counts', 'is_case_folded', 'cased_counts', 'WordList', 'training_counts', 'casing_note']
 
 # %% ../../nbs/core/02_corpora.ipynb #132c1982
 def _wordfreq_counts(code: str) -> dict[str, int]:
@@ -148,6 +148,38 @@ def text_note(source: str) -> str:
         how = "its # text lines" if has else "word forms joined by spaces: the treebank has no # text lines"
         return f"{rel} ({how})"
     return source
+
+# %% ../../nbs/core/02_corpora.ipynb #cd10855f
+def _spans_in(text: str, words: Sequence[str]) -> list[tuple[int, int]] | None:
+    "Each word's (start, end) in `text`, found in order with only whitespace between them, or None."
+    spans, p = [], 0
+    for w in words:
+        while p < len(text) and text[p].isspace(): p += 1
+        if not text.startswith(w, p): return None
+        spans.append((p, p + len(w))); p += len(w)
+    return spans if not text[p:].strip() else None
+
+def ud_spans(rel: str) -> list[tuple[str, list[tuple[int, int]]]]:
+    """Each sentence of a CoNLL-U file as (text, the character span of each surface word of `ud_sentences`): its
+    `# text` line where the words are found in it in order, else the words joined by spaces (none after `SpaceAfter=No`)."""
+    import conllu
+    out = []
+    for sent in conllu.parse_incr(io.StringIO(read_text(rel))):
+        words, space, skip_to = [], [], 0
+        for tok in sent:
+            tid = tok["id"]
+            if isinstance(tid, tuple) and tid[1] != "-": continue                  # an empty node
+            if isinstance(tid, int) and tid <= skip_to: continue                   # a word inside a multiword token
+            if isinstance(tid, tuple): skip_to = tid[2]
+            words.append(tok["form"]); space.append((tok["misc"] or {}).get("SpaceAfter") != "No")
+        text = (sent.metadata.get("text") or "").strip()
+        spans = _spans_in(text, words) if text else None
+        if spans is None:
+            text = "".join(w + (" " if s else "") for w, s in zip(words, space)).rstrip()
+            spans = _spans_in(text, words)
+        out.append((text, spans))
+    return out
+
 
 # %% ../../nbs/core/02_corpora.ipynb #4e65ece1
 _WORD_RE = re.compile(r"\w+(?:['’]\w+)*")

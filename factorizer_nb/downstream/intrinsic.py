@@ -4,7 +4,7 @@
 
 # %% ../../nbs/downstream/49_intrinsic.ipynb #a56eeb15
 from __future__ import annotations
-import contextlib, io
+import bisect, contextlib, io
 from typing import Callable, Sequence
 import numpy as np
 import tokenization_scorer
@@ -12,19 +12,69 @@ from ..core.protocol import Tokenizer
 from ..bpe_vs_unigram.analysis import word_boundary_scores
 
 # %% auto #0
-__all__ = ['RENYI_POWER', 'word_units', 'scorer_efficiency', 'intrinsic_row']
+__all__ = ['RENYI_POWER', 'BOUNDARY_MEASURES', 'word_units', 'context_units', 'scorer_efficiency', 'intrinsic_row']
 
 # %% ../../nbs/downstream/49_intrinsic.ipynb #6ec2e949
 RENYI_POWER = 2.5           # Zouhar et al. (2023)'s order α
+
+def _unit_keys(ids: np.ndarray) -> np.ndarray:
+    "One integer key per distinct id (a triplet being one id), for each token."
+    flat = np.asarray(ids).reshape(len(ids), -1)                        # [tokens, 1] or [tokens, 3]
+    keys = np.unique(flat, axis=0, return_inverse=True)[1].reshape(-1) if len(flat) else np.zeros(0, np.int64)
+    return keys.astype(np.int64)
 
 def word_units(tokenizer: Tokenizer, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Each word's subwords as integer unit keys (one key per distinct id, a triplet being one id), and the row splits:
     word k's units are keys[splits[k]:splits[k+1]]."""
     enc = tokenizer.encode_batch(list(words))
-    ids, lengths = np.asarray(enc.ids), enc.lengths
-    flat = ids.reshape(len(ids), -1)                                    # [tokens, 1] or [tokens, 3]
-    keys = np.unique(flat, axis=0, return_inverse=True)[1].reshape(-1) if len(flat) else np.zeros(0, np.int64)
-    return keys.astype(np.int64), np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    return _unit_keys(enc.ids), np.concatenate([[0], np.cumsum(enc.lengths)]).astype(np.int64)
+
+# %% ../../nbs/downstream/49_intrinsic.ipynb #3119cd4c
+def _anchor(text: str, s: int, e: int) -> tuple[int, int]:
+    "A piece's span without whitespace at its ends; a piece of whitespace alone or of zero width: the next character."
+    while s < e and text[s].isspace(): s += 1
+    while e > s and text[e - 1].isspace(): e -= 1
+    if e > s: return s, e
+    while s < len(text) and text[s].isspace(): s += 1
+    return s, s + 1
+
+def context_units(tokenizer: Tokenizer, sentences: Sequence[tuple[str, Sequence[tuple[int, int]]]]
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """Each sentence (text, word spans) encoded whole, its pieces given to its words by offsets: every piece's unit key,
+    the pieces of each word, whether each word is kept whole (one piece overlaps it and spans exactly it), and how the
+    text was encoded: "sentences" (by the tokenizer's `text_pieces` where it has them, else the protocol's whitespace
+    words, the families' own running text) or "sentences, by whitespace word" (a loaded tokenizer that splits words only)."""
+    texts = [t for t, _ in sentences]
+    whole_text = getattr(tokenizer, "text_pieces", None)
+    per = [whole_text(t) for t in texts] if whole_text else None
+    if per is not None and all(p is not None for p in per):
+        ids = np.asarray([i for p in per for _, i, *_ in p])
+        offsets, splits = [(a, b) for p in per for *_, a, b in p], np.cumsum([0] + [len(p) for p in per]).tolist()
+    else:
+        enc = tokenizer.encode_batch(texts)
+        ids, offsets, splits = enc.ids, enc.offsets.tolist(), enc.row_splits.tolist()
+    how = "sentences" if whole_text is None or per is not None and all(p is not None for p in per) \
+        else "sentences, by whitespace word"
+    counts, whole = [], []
+    for k, (text, spans) in enumerate(sentences):
+        if not spans: continue
+        starts = [a for a, _ in spans]
+        n, over = [0] * len(spans), [[] for _ in spans]
+        for s, e in offsets[splits[k]:splits[k + 1]]:
+            a, b = _anchor(text, s, e)
+            j = max(bisect.bisect_right(starts, a) - 1, 0)
+            best, owner = 0, min(j, len(spans) - 1)             # past the last word: the last word
+            while j < len(spans) and spans[j][0] < b:
+                ov = min(b, spans[j][1]) - max(a, spans[j][0])
+                if ov > 0:
+                    over[j].append((a, b))
+                    if ov > best: best, owner = ov, j
+                j += 1
+            n[owner] += 1
+        counts += n
+        whole += [len(o) == 1 and o[0] == tuple(sp) for o, sp in zip(over, spans)]
+    return _unit_keys(ids), np.asarray(counts, np.int64), np.asarray(whole, bool), how
+
 
 # %% ../../nbs/downstream/49_intrinsic.ipynb #a819bdae
 def scorer_efficiency(units: Sequence[int] | np.ndarray, metric: str = "renyi", power: float = RENYI_POWER,
@@ -41,24 +91,37 @@ def scorer_efficiency(units: Sequence[int] | np.ndarray, metric: str = "renyi", 
         return float(tokenization_scorer.score(" ".join(map(str, units)), metric=metric, **kwargs))
 
 # %% ../../nbs/downstream/49_intrinsic.ipynb #29b312f5
+BOUNDARY_MEASURES = ("precision", "recall", "f1")
+
 def intrinsic_row(tokenizer: Tokenizer, words: Sequence[str], power: float = RENYI_POWER,
                   gold: Sequence[tuple[str, set[int]]] | None = None, weight: Callable[[str], float] | None = None,
-                  extra_vocab_sizes: dict[str, int] | None = None) -> dict:
-    """The intrinsic measures of `tokenizer` on the running `words`: fertility, words kept whole, units used, Rényi and
+                  extra_vocab_sizes: dict[str, int] | None = None,
+                  sentences: Sequence[tuple[str, Sequence[tuple[int, int]]]] | None = None) -> dict:
+    """The intrinsic measures of `tokenizer` on the running `words` (each alone), or on the words of `sentences` (text,
+    word spans; each sentence encoded whole, `context_units`): fertility, words kept whole, units used, Rényi and
     Shannon efficiency over its subwords and over the units used; boundary P/R/F1 against `gold` (word, boundaries),
-    weighted by `weight`, where given; one more Rényi efficiency per `extra_vocab_sizes` entry (column → |V|)."""
-    if len(words) == 0: raise ValueError("no words to score")
-    keys, splits = word_units(tokenizer, words)
-    n = np.diff(splits)
+    weighted by `weight` (`boundary_*`) and each gold word once (`boundary_*_types`), where given; one more Rényi
+    efficiency per `extra_vocab_sizes` entry (column → |V|)."""
+    if len(words) == 0 and not sentences: raise ValueError("no words to score")
+    if sentences is not None:
+        keys, n, whole, how = context_units(tokenizer, sentences)
+    else:
+        keys, splits = word_units(tokenizer, words)
+        n = np.diff(splits); whole, how = n == 1, "words"
+    if len(n) == 0: raise ValueError("no words to score")
     vocab = tokenizer.base_vocab_size
-    row = dict(words=len(words), subwords=int(n.sum()), fertility=float(n.mean()),
-               whole_word_share=float((n == 1).mean()), vocab_size=vocab, units_used=int(len(np.unique(keys))),
+    row = dict(words=len(n), encoded=how, subwords=int(n.sum()),
+               fertility=float(n.mean()), whole_word_share=float(whole.mean()), vocab_size=vocab,
+               units_used=int(len(np.unique(keys))),
                renyi_efficiency=scorer_efficiency(keys, "renyi", power, vocab),
                shannon_efficiency=scorer_efficiency(keys, "shannon", vocab_size=vocab),
                renyi_efficiency_units_used=scorer_efficiency(keys, "renyi", power))
     for name, size in (extra_vocab_sizes or {}).items(): row[name] = scorer_efficiency(keys, "renyi", power, size)
     if gold is not None:
-        scores = word_boundary_scores(tokenizer.word_pieces, gold, weight or (lambda w: 1.0))
-        row.update(boundary_precision=scores["precision"], boundary_recall=scores["recall"], boundary_f1=scores["f1"],
-                   gold_words=scores["words"])
+        pieces = {w: tokenizer.word_pieces(w) for w, _ in gold}                 # each gold word split once
+        weighted = word_boundary_scores(pieces.__getitem__, gold, weight or (lambda w: 1.0))
+        types = word_boundary_scores(pieces.__getitem__, gold, lambda w: 1.0)
+        row.update({f"boundary_{m}": weighted[m] for m in BOUNDARY_MEASURES}
+                   | {f"boundary_{m}_types": types[m] for m in BOUNDARY_MEASURES},
+                   gold_words=types["words"], gold_words_weighted=weighted["weighted_words"])
     return row

@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 from ..core.settings import load_settings, project_root, DEFAULT_PROFILE
-from ..core.corpora import ud_sentences, sigmorphon
+from ..core.corpora import ud_sentences, ud_spans, sigmorphon
 from ..core.pins import Pins, PinError
 from ..core.protocol import Tokenizer, load_tokenizer
 from ..downstream.intrinsic import intrinsic_row
@@ -200,7 +200,8 @@ def evaluate(tokenizer, lang: str = "en", budget: str = "quick", profile: str = 
     # intrinsic measures and boundaries (nbs/paper/48_intrinsic)
     gold = surface_gold(sigmorphon(S["morph"]))[0] if S["morph"] not in ("", "-") else None
     import wordfreq
-    row = intrinsic_row(tok, words, gold=gold, weight=lambda w: wordfreq.word_frequency(w, lang))
+    row = intrinsic_row(tok, words, gold=gold, weight=lambda w: wordfreq.word_frequency(w, lang),
+                        sentences=ud_spans(S["ud_eval"]))        # words in their sentences, pieces given by offsets
     mine = committed(f"fig_intrinsic_{lang}", profile) if families else None
     T["intrinsic"] = pd.DataFrame([_yours(tok, **row)] + ([] if mine is None else
                                   [dict(r, tokenizer=f"{r['family']} {r['setting']:g}",

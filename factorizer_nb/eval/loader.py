@@ -140,6 +140,9 @@ class HFBackend:
     def split(self, word: str) -> list[tuple]:
         e = self.tok.encode(" " + word, add_special_tokens=False)
         return [(t, i, a, b) for t, i, (a, b) in zip(e.tokens, e.ids, _shifted(e.offsets, 1, len(word)))]
+    def split_text(self, text: str) -> list[tuple]:
+        e = self.tok.encode(text, add_special_tokens=False)
+        return [(t, i, a, b) for t, i, (a, b) in zip(e.tokens, e.ids, e.offsets)]
     def decode(self, ids) -> str: return self.tok.decode([int(i) for i in ids], skip_special_tokens=False)
     def config(self) -> dict: return dict(tokenizer=self.tok.to_str())
     @classmethod
@@ -168,6 +171,7 @@ class SPMBackend:
         if self.dummy: return self.inner.encode_word(word)
         toks = self.inner.encode_word(" " + word)
         return [(t, i, a, b) for (t, i, *_), (a, b) in zip(toks, _shifted([t[2:4] for t in toks], 1, len(word)))]
+    def split_text(self, text: str) -> list[tuple]: return self.inner.encode_word(text)
     def decode(self, ids) -> str: return self.inner.decode_ids(ids)
     def config(self) -> dict: return dict(model=to_b64(self.inner.sp.serialized_model_proto()))
     @classmethod
@@ -191,8 +195,7 @@ class TiktokenBackend:
         self.special = set(enc._special_tokens.values())
     @property
     def size(self) -> int: return self.enc.n_vocab
-    def split(self, word: str) -> list[tuple]:
-        text = " " + word
+    def split_text(self, text: str) -> list[tuple]:
         ids = self.enc.encode_ordinary(text)
         chars = _byte_to_char(text)           # a lone surrogate is 3 bytes, as tiktoken's replacement character is
         out, pos = [], 0
@@ -200,6 +203,9 @@ class TiktokenBackend:
             b = self.enc.decode_single_token_bytes(i)
             a, e = chars[min(pos, len(chars) - 1)], chars[min(pos + len(b), len(chars) - 1)]
             out.append((_piece_text(b), i, a, max(a, e))); pos += len(b)
+        return out
+    def split(self, word: str) -> list[tuple]:
+        out = self.split_text(" " + word)
         return [(t, i, a, b) for (t, i, *_), (a, b) in zip(out, _shifted([o[2:4] for o in out], 1, len(word)))]
     def decode(self, ids) -> str: return self.enc.decode([int(i) for i in ids], errors="replace")
     def config(self) -> dict: return dict(self.spec)
@@ -318,6 +324,16 @@ class ForeignTokenizer(Tokenizer):
             self.report.unk_pieces += i is None or i == unk
         self.report.pieces += len(out)
         return out
+
+    def text_pieces(self, text: str) -> list[tuple] | None:
+        """`text` encoded whole, as running text, its spans in the text (special ids dropped, a piece it never emitted
+        `[UNK]`); None for a format that splits words only (a callable), or where the tokenizer raises."""
+        split = getattr(self.backend, "split_text", None)
+        if split is None: return None
+        try: toks = split(text)
+        except Exception: return None                # the word by word path then gives its `[UNK]`s
+        return [("[UNK]", self.special_id("[UNK]"), a, b) if i is None else (t, i, a, b)
+                for t, i, a, b in toks if i not in self.backend.special]
 
     def decode_ids(self, ids) -> str: return self.backend.decode(ids)
     def config(self) -> dict: return dict(format=self.format, backend=self.backend.config())

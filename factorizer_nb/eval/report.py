@@ -103,10 +103,14 @@ def verdict(tables: dict[str, pd.DataFrame]) -> str:
 # What each number of the report is: its data, unit, weighting, and how pieces added around a text and [UNK] count
 DEFINITIONS = {
     "fertility (subwords per word)": "pieces per running word of the evaluation treebank (every occurrence of every "
-        "word form counts once), each word encoded on its own as the tokenizer sees it in running text (the loader "
-        "table's `context`); pieces the tokenizer adds around a text (BOS, EOS, CLS, SEP) are dropped, its own unknown "
-        "token is a piece",
-    "whole_word_share": "the share of those running words encoded as one piece",
+        "word form counts once). In the intrinsic table (`encoded` = sentences) each sentence is encoded whole, as "
+        "running text, and its pieces are given to its treebank words by their character offsets (a piece crossing "
+        "two words goes to the one it overlaps most); the subwords table (Figure 3), B&D's vocabulary table and the "
+        "noise table encode each word alone (after a space where the tokenizer's format expects one: the loader "
+        "table's `context`), as the papers' figures and parsers do. Pieces the tokenizer adds around a text (BOS, "
+        "EOS, CLS, SEP) are dropped; its own unknown token is a piece",
+    "whole_word_share": "the share of those running words kept as one piece: in sentences, exactly one piece overlaps "
+        "the word and spans exactly it",
     "units_used": "distinct ids among those pieces (the vocabulary table's `strings_used` counts distinct strings)",
     "renyi_efficiency, shannon_efficiency": "Rényi entropy of order 2.5 (Shannon entropy) of the pieces' distribution "
         "over the running words, over log |V| (`tokenization-scorer`; Zouhar et al. 2023); `_units_used`: over log of "
@@ -134,11 +138,12 @@ DEFINITIONS = {
 
 # %% ../../nbs/eval/02_report.ipynb #a9d0be8e
 REPORT_TABLES = {"table_your_tokenizer": "The headline numbers: the tokenizer beside each family's Figure 4 point",
-                 "subwords": "Subwords per word on the evaluation treebank (FACTORIZER Figure 3)",
-                 "intrinsic": "Fertility, words kept whole, Rényi and Shannon efficiency, boundaries (SIGMORPHON 2022)",
-                 "vocabulary": "Bostrom & Durrett's vocabulary statistics (Tables 1-2) on the evaluation words "
+                 "subwords": "Subwords per word on the evaluation treebank, each word alone (FACTORIZER Figure 3)",
+                 "intrinsic": "Fertility, words kept whole, Rényi and Shannon efficiency of the words in their sentences; "
+                              "boundaries (SIGMORPHON 2022, by frequency and per word type)",
+                 "vocabulary": "Bostrom & Durrett's vocabulary statistics (Tables 1-2) on the evaluation words, each alone "
                                "(distinct piece strings; the intrinsic table's units_used counts distinct ids)",
-                 "noise": "Subwords per word under Figure 6's character noise",
+                 "noise": "Subwords per word under Figure 6's character noise, each word alone",
                  "speed": "Encode throughput (words per second), beside HF byte-level BPE in the same run",
                  "parser": "From-scratch UD parser (FACTORIZER Figure 4): dev UPOS, lemmas, LAS",
                  "parser_noise": "The parsers under Figure 6's character noise: dev UPOS, lemmas, LAS",
