@@ -161,7 +161,8 @@ def _spans_in(text: str, words: Sequence[str]) -> list[tuple[int, int]] | None:
 
 def ud_spans(rel: str) -> list[tuple[str, list[tuple[int, int]]]]:
     """Each sentence of a CoNLL-U file as (text, the character span of each surface word of `ud_sentences`): its
-    `# text` line where the words are found in it in order, else the words joined by spaces (none after `SpaceAfter=No`)."""
+    `# text` line where the words are found in it in order, else the words joined by spaces (none after
+    `SpaceAfter=No`)."""
     import conllu
     out = []
     for sent in conllu.parse_incr(io.StringIO(read_text(rel))):

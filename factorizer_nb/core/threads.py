@@ -34,7 +34,7 @@ def cgroup_cpus(root: str | Path = "/sys/fs/cgroup", proc_cgroup: str | Path = "
                 if d == root or root not in d.parents: break
                 d = d.parent
     v1 = root / "cpu"
-    try: caps.append(_quota(f"{(v1 / 'cpu.cfs_quota_us').read_text().strip()} {(v1 / 'cpu.cfs_period_us').read_text().strip()}"))
+    try: caps.append(_quota(" ".join((v1 / f).read_text().strip() for f in ("cpu.cfs_quota_us", "cpu.cfs_period_us"))))
     except (OSError, ValueError): pass
     caps = [c for c in caps if c]
     return min(caps) if caps else None
@@ -47,13 +47,15 @@ def available_cpus() -> int:
     return max(1, min(n, math.ceil(quota))) if quota else n
 
 # %% ../../nbs/core/09_threads.ipynb #cd3d0a05
-WAIT_POLICY = "PASSIVE"        # a waiting OpenMP thread sleeps at once: on a busy machine it gives its core to the thread it waits for
+# a waiting OpenMP thread sleeps at once: on a busy machine it gives its core to the thread it waits for
+WAIT_POLICY = "PASSIVE"
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS", "FACTORIZER_NB_SPM_THREADS")
 
 
 def thread_env(threads: int) -> dict[str, str]:
     "The environment of a job on `threads` threads: each library's thread count fixed, and OpenMP's passive waiting."
-    if int(threads) != threads or threads < 1: raise ValueError(f"threads must be a whole number of at least 1, not {threads!r}")
+    if int(threads) != threads or threads < 1:
+        raise ValueError(f"threads must be a whole number of at least 1, not {threads!r}")
     return {k: str(int(threads)) for k in THREAD_VARIABLES} | {"OMP_WAIT_POLICY": WAIT_POLICY}
 
 
@@ -61,5 +63,5 @@ def thread_note(threads: int) -> str | None:
     "A line for a job's log when it runs more threads than this process has CPUs, else None."
     cpus = available_cpus()
     if threads <= cpus: return None
-    return (f"{threads} threads on {cpus} available CPU{'s' * (cpus != 1)}: the job keeps {threads} (the pinned outputs depend on it) "
-            f"and runs slower; give it {threads} CPUs to run at full speed")
+    return (f"{threads} threads on {cpus} available CPU{'s' * (cpus != 1)}: the job keeps {threads} (the pinned outputs "
+            f"depend on it) and runs slower; give it {threads} CPUs to run at full speed")

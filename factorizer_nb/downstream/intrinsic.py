@@ -43,7 +43,8 @@ def context_units(tokenizer: Tokenizer, sentences: Sequence[tuple[str, Sequence[
     """Each sentence (text, word spans) encoded whole, its pieces given to its words by offsets: every piece's unit key,
     the pieces of each word, whether each word is kept whole (one piece overlaps it and spans exactly it), and how the
     text was encoded: "sentences" (by the tokenizer's `text_pieces` where it has them, else the protocol's whitespace
-    words, the families' own running text) or "sentences, by whitespace word" (a loaded tokenizer that splits words only)."""
+    words, the families' own running text) or "sentences, by whitespace word" (a loaded tokenizer that splits words
+    only)."""
     texts = [t for t, _ in sentences]
     whole_text = getattr(tokenizer, "text_pieces", None)
     per = [whole_text(t) for t in texts] if whole_text else None
