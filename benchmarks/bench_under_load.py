@@ -6,17 +6,28 @@ under each OpenMP wait policy, as ratios to the same loop's idle throughput meas
 A busy process is a Python loop that keeps one core busy, as a second kernel or an install would. Each loop runs in a fresh process
 with the job's threads fixed (`--threads`, 2 as the main job), since OpenMP reads its wait policy once, when torch loads it:
 - `default`: OpenMP's own policy (libgomp spins about 300,000 times at each barrier before it sleeps);
-- `passive`: `OMP_WAIT_POLICY=PASSIVE`, as the workflow's jobs run (`core.threads.thread_env`): a waiting thread sleeps at once.
+- `passive`: `OMP_WAIT_POLICY=PASSIVE`: a waiting thread sleeps at once;
+- `spin-N`: `GOMP_SPINCOUNT=N`, a waiting thread spins N times, then sleeps (`spin-1000` is how the workflow's jobs run:
+  `core.threads.thread_env`).
+The idle column compares each policy's throughput with the default's on an idle machine: what the policy costs when nobody else
+runs.
 Neither policy nor load moves a float: the VQ-VAE's weights after its steps are hashed, and every run's hash must agree.
 Goals (issue #93): at most 2.5x slower beside one busy process, at most 4x beside two.
 
-    python benchmarks/bench_under_load.py [--units vqvae parser lm] [--policies default passive] [--busy 0 1 2] [--steps 24]
+    python benchmarks/bench_under_load.py [--units vqvae parser lm] [--policies default spin-1000 passive] [--busy 0 1 2] [--steps 80]
 """
 import argparse, hashlib, json, os, subprocess, sys, time
 from pathlib import Path
 
 GOALS = {1: 2.5, 2: 4.0}            # slowest allowed ratio to idle, beside that many busy processes
-POLICIES = {"default": {}, "passive": {"OMP_WAIT_POLICY": "PASSIVE"}}
+POLICIES = {"default": {}, "passive": {"OMP_WAIT_POLICY": "PASSIVE"}}     # and spin-N: GOMP_SPINCOUNT=N
+
+
+def policy_env(policy: str) -> dict:
+    "The environment of a wait policy: a named one, or spin-N."
+    if policy in POLICIES: return POLICIES[policy]
+    if policy.startswith("spin-") and policy[5:].isdigit(): return {"GOMP_SPINCOUNT": policy[5:]}
+    raise ValueError(f"unknown wait policy {policy!r}: {', '.join(POLICIES)} or spin-N")
 BUSY_LOOP = "while True: pass"
 
 
@@ -77,7 +88,7 @@ def child(unit: str, profile: str, steps: int, threads: int) -> None:
 
 def measure(unit: str, policy: str, busy: int, a) -> dict:
     "One unit under one wait policy beside `busy` busy processes, in a fresh process with the policy in its environment."
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"} | POLICIES[policy] | {
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")} | policy_env(policy) | {
         "OMP_NUM_THREADS": str(a.threads), "MKL_NUM_THREADS": str(a.threads)}
     hogs = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(busy)]
     try:
@@ -92,9 +103,9 @@ def measure(unit: str, policy: str, busy: int, a) -> dict:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--units", nargs="+", default=list(UNITS), choices=list(UNITS))
-    ap.add_argument("--policies", nargs="+", default=list(POLICIES), choices=list(POLICIES))
+    ap.add_argument("--policies", nargs="+", default=["default", "spin-1000", "passive"], help="default, passive or spin-N (default, the reference, first)")
     ap.add_argument("--busy", nargs="+", type=int, default=[0, 1, 2], help="busy processes beside the loop (0, the reference, first)")
-    ap.add_argument("--steps", type=int, default=24, help="timed steps (the parser: batches of 32 sentences)")
+    ap.add_argument("--steps", type=int, default=80, help="timed steps (the parser: batches of 32 sentences)")
     ap.add_argument("--profile", default="small"); ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=900, help="seconds before one measurement is given up")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -103,12 +114,15 @@ def main():
     busy = [0] + [b for b in a.busy if b]
     print(f"{os.cpu_count()} CPUs, {len(os.sched_getaffinity(0))} in this process's affinity; each loop on {a.threads} torch threads, "
           f"profile {a.profile!r}, {a.steps} timed steps; ratio = idle throughput / throughput beside the busy processes, this run")
-    print("| loop | wait policy | idle | " + " | ".join(f"beside {b} busy: ratio (goal)" for b in busy[1:]) + " |")
-    print("|---|---|---:|" + "---:|" * (len(busy) - 1))
+    print("| loop | wait policy | idle | idle, ratio to default | " + " | ".join(f"beside {b} busy: ratio (goal)" for b in busy[1:]) + " |")
+    print("|---|---|---:|---:|" + "---:|" * (len(busy) - 1))
     weights, missed = {}, []
+    policies = ["default"] + [p for p in a.policies if p != "default"]
     for unit in a.units:
-        for policy in a.policies:
+        idle = {}
+        for policy in policies:
             r = {b: measure(unit, policy, b, a) for b in busy}
+            idle[policy] = r[0]["rate"]
             weights |= {(policy, b): x["weights"] for b, x in r.items() if "weights" in x}
             cells = []
             for b in busy[1:]:
@@ -117,7 +131,8 @@ def main():
                 ok = goal is None or ratio <= goal
                 if not ok: missed.append(f"{unit}/{policy} beside {b}")
                 cells.append(f"{ratio:.2f}x ({'<= ' + format(goal, 'g') if goal else 'no goal'}{'' if ok else ', MISSED'})")
-            print(f"| {unit} | {policy} | {r[0]['rate']:,.1f} {r[0]['unit']} | " + " | ".join(cells) + " |", flush=True)
+            print(f"| {unit} | {policy} | {r[0]['rate']:,.1f} {r[0]['unit']} | {idle['default'] / r[0]['rate']:.2f}x | "
+                  + " | ".join(cells) + " |", flush=True)
     if len(set(weights.values())) > 1: print(f"the VQ-VAE's weights DIFFER between runs: {weights}")
     elif weights: print(f"the VQ-VAE's weights after its steps are the same in all {len(weights)} runs, whatever the policy and load "
                         f"({next(iter(weights.values()))})")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, json, os, sys
 from pathlib import Path, PurePosixPath
 from ..core.settings import find_settings, project_root
-from ..core.threads import WAIT_POLICY
+from ..core.threads import WAIT_ENV
 
 # %% auto #0
 __all__ = ['SERVER_CONFIG', 'LAB_OVERRIDES', 'kept_copy', 'clean_on_save', 'install', 'lab_command', 'main']
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     install()
     if a.install_only: return 0
     cmd = lab_command(a.port, rest)
-    os.environ.setdefault("OMP_WAIT_POLICY", WAIT_POLICY)    # kernels' threads wait without spinning (core.threads)
+    for k, v in WAIT_ENV.items(): os.environ.setdefault(k, v)   # kernels' threads keep their waits short (core.threads)
     os.execv(cmd[0], cmd)
 
 # %% ../../nbs/infra/89_lab.ipynb #291d7c1e

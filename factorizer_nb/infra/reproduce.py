@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, codecs, io, logging, os, re, sys, tempfile, threading, time
 from pathlib import Path
 from ..core.settings import LANGS, RUNS_ENV, load_settings, project_root, run_dir
-from ..core.threads import WAIT_POLICY, thread_note
+from ..core.threads import WAIT_ENV, thread_note
 from ..core.pins import PIN_MODES, Pins
 from ..core.progress import PROGRESS_ENV, PROGRESS_TTY_ENV
 from .reporting import NOTEBOOK_ENV
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("papermill").setLevel(logging.WARNING)   # its "Executing notebook with kernel": [k of N] says it
     if a.pins == "use": os.environ.setdefault(RUNS_ENV, str(project_root() / "runs" / "pinned"))   # not real runs
-    os.environ.setdefault("OMP_WAIT_POLICY", WAIT_POLICY)    # the kernels' threads wait without spinning (core.threads)
+    for k, v in WAIT_ENV.items(): os.environ.setdefault(k, v)   # the kernels' threads keep their waits short (core.threads)
     if os.environ.get("OMP_NUM_THREADS", "").isdigit() and (note := thread_note(int(os.environ["OMP_NUM_THREADS"]))):
         logging.warning(note)
     res = {} if a.only_summaries else run_notebooks(a.langs or ["en"], a.profile, a.notebooks, parameters=params,

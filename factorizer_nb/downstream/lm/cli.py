@@ -11,7 +11,7 @@ from typing import Sequence
 import torch
 import torch.distributed as dist
 from ...core.settings import load_settings, load_checkpoint
-from ...core.threads import WAIT_POLICY
+from ...core.threads import WAIT_ENV
 from ...core.sources import DataError
 from ...core.protocol import load_tokenizer
 from .model import LMConfig
@@ -143,7 +143,7 @@ def pretrain(spec: LMSpec, setup: PretrainSetup, out: str | Path, *, fraction: f
         except SystemExit as e: raise RuntimeError(f"pretraining {spec.name} failed: {e.code}") from None
         return out / FINAL
     cmd = pretrain_command(args, processes)
-    env = {"OMP_WAIT_POLICY": WAIT_POLICY} | os.environ | ({"OMP_NUM_THREADS": str(int(threads))} if threads else {})
+    env = WAIT_ENV | os.environ | ({"OMP_NUM_THREADS": str(int(threads))} if threads else {})
     with open(out / PRETRAIN_OUTPUT, "a", encoding="utf-8") as log:
         done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     if done.returncode:
