@@ -1,6 +1,7 @@
-"""Every paper notebook opened by hand on a fresh tree (no runs/), as a reader runs it: papermill outside the batch
-commands, with the notebook's own parameters. Each ends without error in minutes (drawn from the pins), shows a figure where
-it saves one, shows no table twice, and leaves the committed outputs as they were (git status clean)."""
+"""Every paper notebook of the main job, the eval notebook and the cross-language summaries opened by hand on a fresh tree
+(no runs/), as a reader runs it: papermill outside the batch commands, with the notebook's own parameters. Each ends
+without error in minutes (drawn from the pins), shows a figure where it saves one, shows no table twice, and leaves the
+committed outputs as they were (git status clean)."""
 import json, subprocess, sys
 from pathlib import Path
 import pytest
@@ -8,6 +9,9 @@ from fixtures import ROOT, copy_checkout
 
 NOTEBOOKS = sorted(p.relative_to(ROOT / "nbs" / "paper").as_posix() for p in (ROOT / "nbs" / "paper").glob("[0-9]*.ipynb"))
 NOTEBOOKS += ["eval/60_your_tokenizer.ipynb"]
+# the cross-language summaries read the committed figures of their languages
+NOTEBOOKS += sorted(p.relative_to(ROOT / "nbs" / "paper").as_posix()
+                    for p in (ROOT / "nbs" / "paper" / "summary").glob("[0-9]*.ipynb"))
 
 
 @pytest.fixture(scope="module")
