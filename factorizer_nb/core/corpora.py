@@ -120,22 +120,27 @@ def bio_sentences(rel: str) -> list[list[str]]:
     return out + ([cur] if cur else [])
 
 # %% ../../nbs/core/02_corpora.ipynb #e83c6dc2
+def _surface_tokens(sent) -> list[tuple[str, bool]]:
+    "A parsed sentence's surface tokens (a multiword token once, no empty node), each with whether a space follows it."
+    out, skip_to = [], 0
+    for tok in sent:
+        tid = tok["id"]
+        if isinstance(tid, tuple) and tid[1] != "-": continue                      # an empty node
+        if isinstance(tid, int) and tid <= skip_to: continue                       # a word inside a multiword token
+        if isinstance(tid, tuple): skip_to = tid[2]
+        out.append((tok["form"], (tok["misc"] or {}).get("SpaceAfter") != "No"))
+    return out
+
+def _joined(tokens: Sequence[tuple[str, bool]]) -> str:
+    "Surface tokens as text: a space after each, except after `SpaceAfter=No`."
+    return "".join(w + (" " if space else "") for w, space in tokens).strip()
+
 def ud_texts(rel: str) -> list[str]:
     """Each sentence's `# text` line, or, without one, its surface tokens joined by spaces (none after a `SpaceAfter=No`
     token)."""
     import conllu
-    out = []
-    for sent in conllu.parse_incr(io.StringIO(read_text(rel))):
-        if sent.metadata.get("text"): out.append(sent.metadata["text"].strip()); continue
-        parts, skip_to = [], 0
-        for tok in sent:
-            tid = tok["id"]
-            if isinstance(tid, tuple) and tid[1] != "-": continue                  # an empty node
-            if isinstance(tid, int) and tid <= skip_to: continue                   # a word inside a multiword token
-            if isinstance(tid, tuple): skip_to = tid[2]
-            parts.append(tok["form"] + ("" if (tok["misc"] or {}).get("SpaceAfter") == "No" else " "))
-        out.append("".join(parts).strip())
-    return out
+    return [sent.metadata["text"].strip() if sent.metadata.get("text") else _joined(_surface_tokens(sent))
+            for sent in conllu.parse_incr(io.StringIO(read_text(rel)))]
 
 @lru_cache(maxsize=None)
 def text_note(source: str) -> str:
@@ -166,18 +171,11 @@ def ud_spans(rel: str) -> list[tuple[str, list[tuple[int, int]]]]:
     import conllu
     out = []
     for sent in conllu.parse_incr(io.StringIO(read_text(rel))):
-        words, space, skip_to = [], [], 0
-        for tok in sent:
-            tid = tok["id"]
-            if isinstance(tid, tuple) and tid[1] != "-": continue                  # an empty node
-            if isinstance(tid, int) and tid <= skip_to: continue                   # a word inside a multiword token
-            if isinstance(tid, tuple): skip_to = tid[2]
-            words.append(tok["form"]); space.append((tok["misc"] or {}).get("SpaceAfter") != "No")
+        tokens = _surface_tokens(sent)
+        words = [w for w, _ in tokens]
         text = (sent.metadata.get("text") or "").strip()
         spans = _spans_in(text, words) if text else None
-        if spans is None:
-            text = "".join(w + (" " if s else "") for w, s in zip(words, space)).rstrip()
-            spans = _spans_in(text, words)
+        if spans is None: text = _joined(tokens); spans = _spans_in(text, words)
         out.append((text, spans))
     return out
 

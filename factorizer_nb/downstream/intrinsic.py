@@ -48,14 +48,14 @@ def context_units(tokenizer: Tokenizer, sentences: Sequence[tuple[str, Sequence[
     texts = [t for t, _ in sentences]
     whole_text = getattr(tokenizer, "text_pieces", None)
     per = [whole_text(t) for t in texts] if whole_text else None
-    if per is not None and all(p is not None for p in per):
+    by_text = per is not None and all(p is not None for p in per)
+    if by_text:
         ids = np.asarray([i for p in per for _, i, *_ in p])
         offsets, splits = [(a, b) for p in per for *_, a, b in p], np.cumsum([0] + [len(p) for p in per]).tolist()
     else:
         enc = tokenizer.encode_batch(texts)
         ids, offsets, splits = enc.ids, enc.offsets.tolist(), enc.row_splits.tolist()
-    how = "sentences" if whole_text is None or per is not None and all(p is not None for p in per) \
-        else "sentences, by whitespace word"
+    how = "sentences" if by_text or whole_text is None else "sentences, by whitespace word"
     counts, whole = [], []
     for k, (text, spans) in enumerate(sentences):
         if not spans: continue

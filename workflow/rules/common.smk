@@ -345,5 +345,5 @@ def resources_of(j):
                 gpu=1 if j.profile in PIPELINE["gpu_profiles"] else 0)
 
 
-# every job runs with the same threads (the pins depend on them), whose waits sleep rather than spin (core.threads)
+# every job runs with the same threads (the pins depend on them), whose waits spin briefly, then sleep (core.threads)
 THREAD_ENV = " ".join(f"{k}={v}" for k, v in thread_env(THREADS).items())
