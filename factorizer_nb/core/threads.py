@@ -64,5 +64,6 @@ def thread_note(threads: int) -> str | None:
     "A line for a job's log when it runs more threads than this process has CPUs, else None."
     cpus = available_cpus()
     if threads <= cpus: return None
-    return (f"{threads} threads on {cpus} available CPU{'s' * (cpus != 1)}: the job keeps {threads} (the pinned outputs "
-            f"depend on it) and runs slower; give it {threads} CPUs to run at full speed")
+    plural = "s" * (cpus != 1)
+    return (f"{threads} threads on {cpus} available CPU{plural}: the job keeps {threads} (the pinned outputs depend "
+            f"on it) and runs slower; give it {threads} CPUs to run at full speed")

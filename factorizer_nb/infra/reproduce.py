@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("papermill").setLevel(logging.WARNING)   # its "Executing notebook with kernel": [k of N] says it
     if a.pins == "use": os.environ.setdefault(RUNS_ENV, str(project_root() / "runs" / "pinned"))   # not real runs
-    for k, v in WAIT_ENV.items(): os.environ.setdefault(k, v)   # the kernels' threads keep their waits short (core.threads)
+    for k, v in WAIT_ENV.items(): os.environ.setdefault(k, v)   # the kernels' threads wait briefly (core.threads)
     if os.environ.get("OMP_NUM_THREADS", "").isdigit() and (note := thread_note(int(os.environ["OMP_NUM_THREADS"]))):
         logging.warning(note)
     res = {} if a.only_summaries else run_notebooks(a.langs or ["en"], a.profile, a.notebooks, parameters=params,
