@@ -86,6 +86,14 @@ class Direct:
             out += [(pos + k, pos + min(k + 3, len(w))) for k in range(0, len(w), 3)]; pos += len(w)
         return out
 
+    def unknown(self, text):
+        "How many of a text's pieces are the format's own unknown token (tiktoken's bytes and the callable have none)."
+        if self.kind in ("hf_bpe", "wordpiece"):
+            unk = self.tok.token_to_id(self.tok.model.unk_token) if getattr(self.tok.model, "unk_token", None) else None
+            return self.tok.encode(text, add_special_tokens=False).ids.count(unk) if unk is not None else 0
+        if self.kind.startswith("spm"): return self.sp.encode(text).count(self.sp.unk_id())
+        return 0
+
     def word_starts(self, word):
         "Where each piece of `word` starts, given alone (after a space, except a sentencepiece model with its dummy prefix)."
         if self.kind in ("spm_unigram", "callable"): return [a for a, _ in self.text_spans(word)]
@@ -93,8 +101,9 @@ class Direct:
 
 
 def direct_context(direct, sentences):
-    "Pieces per word and the share of words kept whole, each piece given to the word it overlaps most."
-    pieces = words = whole = 0
+    """Pieces per word, the share of words kept whole (each piece given to the word it overlaps most) and the share of
+    pieces that are unknown."""
+    pieces = words = whole = unknown = 0
     for text, spans in sentences:
         owners = {k: [] for k in range(len(spans))}
         for s, e in direct.text_spans(text):
@@ -108,9 +117,9 @@ def direct_context(direct, sentences):
             overlaps = [(min(b, we) - max(a, ws), k) for k, (ws, we) in enumerate(spans) if min(b, we) > max(a, ws)]
             for _, k in overlaps: owners[k].append((a, b))
             pieces += 1
-        words += len(spans)
+        words += len(spans); unknown += direct.unknown(text)
         whole += sum(len(o) == 1 and o[0] == tuple(spans[k]) for k, o in owners.items())
-    return pieces / words, whole / words
+    return pieces / words, whole / words, unknown / pieces
 
 
 def direct_boundaries(direct, gold, weight):
@@ -143,12 +152,15 @@ def test_report_measures_match_a_direct_implementation(formats, kind):
     sentences = read_sentences(data_path(S["ud_eval"]), SENTENCES)
     gold = read_gold(data_path(S["morph"]), GOLD_WORDS)
     tok = load_any(formats[kind])
-    if kind == "callable": tok.fit(WORDS + [t[a:b] for t, sp in sentences for a, b in sp] + [w for w, _ in gold])
+    if kind == "callable":                          # every piece seen when fitted: none is the protocol's [UNK]
+        tok.fit(WORDS + [w for t, _ in sentences for w in t.split()] + [w for w, _ in gold])
     freq = lambda w: wordfreq.word_frequency(w, "en")
     row = intrinsic_row(tok, [t[a:b] for t, sp in sentences for a, b in sp], gold=gold, weight=freq, sentences=sentences)
     direct = Direct(kind, formats[kind])
-    fertility, whole = direct_context(direct, sentences)
+    fertility, whole, unk = direct_context(direct, sentences)
     assert row["fertility"] == pytest.approx(fertility, abs=1e-9) and row["whole_word_share"] == pytest.approx(whole, abs=1e-9)
+    assert row["unk_rate"] == pytest.approx(unk, abs=1e-9), (row["unk_rate"], unk)
+    assert (unk > 0) == (kind == "wordpiece"), unk                 # the test WordPiece lacks characters of the text
     for suffix, weight in (("", freq), ("_types", lambda w: 1.0)):
         p, r, f = direct_boundaries(direct, gold, weight)
         got = [row[f"boundary_{m}{suffix}"] for m in ("precision", "recall", "f1")]

@@ -76,6 +76,7 @@ class Tokenizer:
     @property
     def embedding_rows(self) -> int: return self.vocab_size    # rows of each embedding table a model needs
     def special_id(self, token: str): return self.base_vocab_size + SPECIAL_TOKENS.index(token)
+    def unknown_ids(self) -> list: return [self.special_id("[UNK]")]    # the ids that stand for an unknown piece
     def __repr__(self): return f"{type(self).__name__}({self.name!r}, vocab_size={self.vocab_size})"
 
 # %% ../../nbs/core/04_protocol.ipynb #972ec049

@@ -23,11 +23,19 @@ def _unit_keys(ids: np.ndarray) -> np.ndarray:
     keys = np.unique(flat, axis=0, return_inverse=True)[1].reshape(-1) if len(flat) else np.zeros(0, np.int64)
     return keys.astype(np.int64)
 
-def word_units(tokenizer: Tokenizer, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Each word's subwords as integer unit keys (one key per distinct id, a triplet being one id), and the row splits:
-    word k's units are keys[splits[k]:splits[k+1]]."""
+def _unknown(tokenizer: Tokenizer, ids: np.ndarray) -> np.ndarray:
+    "Whether each id stands for an unknown piece (`Tokenizer.unknown_ids`: the protocol's `[UNK]`, a format's own)."
+    flat = np.asarray(ids).reshape(len(ids), -1)                        # [tokens, 1] or [tokens, 3]
+    if not len(flat): return np.zeros(0, bool)
+    unk = np.asarray(tokenizer.unknown_ids()).reshape(-1, flat.shape[1])   # [unknown ids, 1 or 3]
+    return (flat[:, None, :] == unk[None]).all(-1).any(-1)
+
+def word_units(tokenizer: Tokenizer, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each word's subwords as integer unit keys (one key per distinct id, a triplet being one id), the row splits
+    (word k's units are keys[splits[k]:splits[k+1]]), and how many of the subwords are unknown pieces."""
     enc = tokenizer.encode_batch(list(words))
-    return _unit_keys(enc.ids), np.concatenate([[0], np.cumsum(enc.lengths)]).astype(np.int64)
+    splits = np.concatenate([[0], np.cumsum(enc.lengths)]).astype(np.int64)
+    return _unit_keys(enc.ids), splits, int(_unknown(tokenizer, enc.ids).sum())
 
 # %% ../../nbs/downstream/49_intrinsic.ipynb #3119cd4c
 def _anchor(text: str, s: int, e: int) -> tuple[int, int]:
@@ -39,12 +47,12 @@ def _anchor(text: str, s: int, e: int) -> tuple[int, int]:
     return s, s + 1
 
 def context_units(tokenizer: Tokenizer, sentences: Sequence[tuple[str, Sequence[tuple[int, int]]]]
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, int]:
     """Each sentence (text, word spans) encoded whole, its pieces given to its words by offsets: every piece's unit key,
-    the pieces of each word, whether each word is kept whole (one piece overlaps it and spans exactly it), and how the
+    the pieces of each word, whether each word is kept whole (one piece overlaps it and spans exactly it), how the
     text was encoded: "sentences" (by the tokenizer's `text_pieces` where it has them, else the protocol's whitespace
     words, the families' own running text) or "sentences, by whitespace word" (a loaded tokenizer that splits words
-    only)."""
+    only), and how many of the counted pieces are unknown pieces."""
     texts = [t for t, _ in sentences]
     whole_text = getattr(tokenizer, "text_pieces", None)
     per = [whole_text(t) for t in texts] if whole_text else None
@@ -56,9 +64,10 @@ def context_units(tokenizer: Tokenizer, sentences: Sequence[tuple[str, Sequence[
         enc = tokenizer.encode_batch(texts)
         ids, offsets, splits = enc.ids, enc.offsets.tolist(), enc.row_splits.tolist()
     how = "sentences" if by_text or whole_text is None else "sentences, by whitespace word"
-    counts, whole = [], []
+    counts, whole, unknown, unk = [], [], 0, _unknown(tokenizer, ids)
     for k, (text, spans) in enumerate(sentences):
         if not spans: continue
+        unknown += int(unk[splits[k]:splits[k + 1]].sum())
         starts = [a for a, _ in spans]
         n, over = [0] * len(spans), [[] for _ in spans]
         for s, e in offsets[splits[k]:splits[k + 1]]:
@@ -74,7 +83,7 @@ def context_units(tokenizer: Tokenizer, sentences: Sequence[tuple[str, Sequence[
             n[owner] += 1
         counts += n
         whole += [len(o) == 1 and o[0] == tuple(sp) for o, sp in zip(over, spans)]
-    return _unit_keys(ids), np.asarray(counts, np.int64), np.asarray(whole, bool), how
+    return _unit_keys(ids), np.asarray(counts, np.int64), np.asarray(whole, bool), how, unknown
 
 
 # %% ../../nbs/downstream/49_intrinsic.ipynb #a819bdae
@@ -105,14 +114,15 @@ def intrinsic_row(tokenizer: Tokenizer, words: Sequence[str], power: float = REN
     efficiency per `extra_vocab_sizes` entry (column → |V|)."""
     if len(words) == 0 and not sentences: raise ValueError("no words to score")
     if sentences is not None:
-        keys, n, whole, how = context_units(tokenizer, sentences)
+        keys, n, whole, how, unknown = context_units(tokenizer, sentences)
     else:
-        keys, splits = word_units(tokenizer, words)
+        keys, splits, unknown = word_units(tokenizer, words)
         n = np.diff(splits); whole, how = n == 1, "words"
     if len(n) == 0: raise ValueError("no words to score")
     vocab = tokenizer.base_vocab_size
     row = dict(words=len(n), encoded=how, subwords=int(n.sum()),
-               fertility=float(n.mean()), whole_word_share=float(whole.mean()), vocab_size=vocab,
+               fertility=float(n.mean()), whole_word_share=float(whole.mean()), unk_rate=unknown / max(int(n.sum()), 1),
+               vocab_size=vocab,
                units_used=int(len(np.unique(keys))),
                renyi_efficiency=scorer_efficiency(keys, "renyi", power, vocab),
                shannon_efficiency=scorer_efficiency(keys, "shannon", vocab_size=vocab),

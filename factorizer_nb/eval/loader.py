@@ -335,6 +335,10 @@ class ForeignTokenizer(Tokenizer):
         return [("[UNK]", self.special_id("[UNK]"), a, b) if i is None else (t, i, a, b)
                 for t, i, a, b in toks if i not in self.backend.special]
 
+    def unknown_ids(self) -> list:
+        "The protocol's `[UNK]` (a piece it never emitted) and the tokenizer's own unknown token, where it has one."
+        unk = getattr(self.backend, "unk", None)
+        return [self.special_id("[UNK]")] + ([unk] if unk is not None else [])
     def decode_ids(self, ids) -> str: return self.backend.decode(ids)
     def config(self) -> dict: return dict(format=self.format, backend=self.backend.config())
     @classmethod

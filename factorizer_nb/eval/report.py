@@ -57,8 +57,9 @@ def summary_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     "One row per tokenizer (yours, then each family's Figure 4 point): the headline number of every measurement."
     key = lambda df: list(zip(df.family, df.setting.fillna(-1.0).round(6)))
     intr = tables["intrinsic"].copy()
-    out = intr[["family", "setting", "tokenizer", "vocab_size", "fertility", "whole_word_share", "renyi_efficiency"]
-               + [c for c in ("boundary_f1", "boundary_f1_types") if c in intr]].copy()
+    columns = ["family", "setting", "tokenizer", "vocab_size", "fertility", "whole_word_share", "unk_rate", "renyi_efficiency",
+               "boundary_f1", "boundary_f1_types"]
+    out = intr[[c for c in columns if c in intr]].copy()              # committed tables before unk_rate lack it
     out["_k"] = key(out)
     noise = tables["noise"]
     top = noise[noise.p_noise == noise.p_noise.max()]
@@ -111,6 +112,9 @@ DEFINITIONS = {
         "EOS, CLS, SEP) are dropped; its own unknown token is a piece",
     "whole_word_share": "the share of those running words kept as one piece: in sentences, exactly one piece overlaps "
         "the word and spans exactly it",
+    "unk_rate": "the share of those pieces that are unknown: the tokenizer's own unknown token (`[UNK]`, `<unk>`) or "
+        "the protocol's `[UNK]` for a piece it never emitted; each counts as a piece, so an unknown word adds to "
+        "fertility like any other",
     "units_used": "distinct ids among those pieces (the vocabulary table's `strings_used` counts distinct strings)",
     "renyi_efficiency, shannon_efficiency": "Rényi entropy of order 2.5 (Shannon entropy) of the pieces' distribution "
         "over the running words, over log |V| (`tokenization-scorer`; Zouhar et al. 2023); `_units_used`: over log of "
