@@ -221,7 +221,7 @@ NB_SEED ?= $(shell date +%s)
 NB_TESTS = $(shell find nbs -name '*.ipynb' -not -path 'nbs/paper/*' -not -path '*/.*' -not -path '*/_*' | sort)
 test: setup setup-hf-suite
 	@echo "notebook tests and pytest in the orders of NB_SEED=$(NB_SEED) (pytest-randomly's seed)"
-	@printf '%s\n' $(NB_TESTS) | shuf --random-source=<(yes $(NB_SEED)) | $(TEST_ENV) xargs -P 2 -n 1 $(BIN)/nbdev-test \
+	@printf '%s\n' $(NB_TESTS) | shuf --random-source=<(yes $(NB_SEED)) | $(TEST_ENV) xargs -P 2 -n 1 $(BIN)/nbdev-test --timing \
 	  || { echo "notebook tests failed (NB_SEED=$(NB_SEED))" >&2; exit 1; }
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 15 -m 'not slow' --randomly-seed=$(NB_SEED) tests \
 	  || { echo "pytest failed (NB_SEED=$(NB_SEED))" >&2; exit 1; }

@@ -1,27 +1,22 @@
 """The main job's torch training loops on a machine that is not idle: throughput alone, then beside one and two busy
-processes,
-under each OpenMP wait policy, as ratios to the same loop's idle throughput measured in the same run.
+processes, under each OpenMP wait policy, as ratios to the same loop's idle throughput measured in the same run.
 - `vqvae`: training steps of `11_train_vqvae`'s VQ-VAE (`train_step`, the profile's model and batch);
 - `parser`: training passes of the UD parser (`bench_parser.train_words_per_second`, byte-level BPE, the profile's
   model);
 - `lm`: masked-LM pretraining steps (`bench_lm.one`, sentencepiece BPE, the profile's model).
 A busy process is a Python loop that keeps one core busy, as a second kernel or an install would. Each loop runs in a
-fresh process
-with the job's threads fixed (`--threads`, 2 as the main job), since OpenMP reads its wait policy once, when torch
-loads it:
+fresh process with the job's threads fixed (`--threads`, 2 as the main job), since OpenMP reads its wait policy once,
+when torch loads it:
 - `default`: OpenMP's own policy (libgomp spins about 300,000 times at each barrier before it sleeps);
 - `passive`: `OMP_WAIT_POLICY=PASSIVE`: a waiting thread sleeps at once;
-- `spin-N`: `GOMP_SPINCOUNT=N`, a waiting thread spins N times, then sleeps (`spin-1000` is how the workflow's jobs
-  run:
+- `spin-N`: `GOMP_SPINCOUNT=N`, a waiting thread spins N times, then sleeps (`spin-1000` is how the workflow's jobs run:
   `core.threads.thread_env`).
 The idle column compares each policy's throughput with the default's on an idle machine: what the policy costs when
-nobody else
-runs.
-Neither policy nor load moves a float: the VQ-VAE's weights after its steps are hashed, and every run's hash must
-agree.
-Goals (issue #93): at most 2.5x slower beside one busy process, at most 4x beside two.
+nobody else runs. Neither policy nor load moves a float: the VQ-VAE's weights after its steps are hashed, and every
+run's hash must agree. Goals (issue #93): at most 2.5x slower beside one busy process, at most 4x beside two.
 
-    python benchmarks/bench_under_load.py [--units vqvae parser lm] [--policies default spin-1000 passive] [--busy 0 1 2] [--steps 80]
+    python benchmarks/bench_under_load.py [--units vqvae parser lm] [--policies default spin-1000 passive]
+        [--busy 0 1 2] [--steps 80]
 """
 import argparse, hashlib, json, os, subprocess, sys, time
 from pathlib import Path
@@ -101,8 +96,9 @@ def measure(unit: str, policy: str, busy: int, a) -> dict:
         "OMP_NUM_THREADS": str(a.threads), "MKL_NUM_THREADS": str(a.threads)}
     hogs = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(busy)]
     try:
-        out = subprocess.run([sys.executable, __file__, "--child", unit, "--profile", a.profile, "--steps", str(a.steps),
-                              "--threads", str(a.threads)], env=env, capture_output=True, text=True, timeout=a.timeout)
+        child = [sys.executable, __file__, "--child", unit, "--profile", a.profile, "--steps", str(a.steps),
+                 "--threads", str(a.threads)]
+        out = subprocess.run(child, env=env, capture_output=True, text=True, timeout=a.timeout)
     finally:
         for h in hogs: h.kill(); h.wait()
     if out.returncode:
@@ -150,8 +146,8 @@ def main():
                   + " | ".join(cells) + " |", flush=True)
     if len(set(weights.values())) > 1: print(f"the VQ-VAE's weights DIFFER between runs: {weights}")
     elif weights:
-        print(f"the VQ-VAE's weights after its steps are the same in all {len(weights)} runs, whatever the policy and load "
-              f"({next(iter(weights.values()))})")
+        print(f"the VQ-VAE's weights after its steps are the same in all {len(weights)} runs, whatever the policy and "
+              f"load ({next(iter(weights.values()))})")
     print("goals met" if not missed else f"goals missed: {', '.join(missed)}")
 
 
