@@ -221,12 +221,14 @@ NB_SEED ?= $(shell date +%s)
 NB_TESTS = $(shell find nbs -name '*.ipynb' -not -path 'nbs/paper/*' -not -path '*/.*' -not -path '*/_*' | sort)
 test: setup setup-hf-suite
 	@echo "notebook tests and pytest in the orders of NB_SEED=$(NB_SEED) (pytest-randomly's seed)"
-	@printf '%s\n' $(NB_TESTS) | shuf --random-source=<(yes $(NB_SEED)) | $(TEST_ENV) xargs -P 2 -n 1 $(BIN)/nbdev-test --timing \
-	  || { echo "notebook tests failed (NB_SEED=$(NB_SEED))" >&2; exit 1; }
+	@s=$$(date +%s); printf '%s\n' $(NB_TESTS) | shuf --random-source=<(yes $(NB_SEED)) \
+	  | $(TEST_ENV) xargs -P 2 -n 1 $(BIN)/nbdev-test --timing \
+	  || { echo "notebook tests failed (NB_SEED=$(NB_SEED))" >&2; exit 1; }; echo "notebook tests: $$(( $$(date +%s) - s )) s"
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 15 -m 'not slow' --randomly-seed=$(NB_SEED) tests \
 	  || { echo "pytest failed (NB_SEED=$(NB_SEED))" >&2; exit 1; }
 
-# The long end-to-end tests (whole tiny notebooks, torchrun, the paper-run command, a wheel), about 11 minutes of one core; CI runs them.
+# The long end-to-end tests (whole tiny notebooks, torchrun, the paper-run and GPU-check commands on the CPU, a step of the
+# paper profile's LM, a wheel), about 13 minutes of one core; CI runs them.
 test-slow: setup setup-hf-suite
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 5 -m slow --randomly-seed=$(NB_SEED) tests
 	@echo "notebook tests in reverse order (make test shuffles them): no notebook's tests depend on another's"

@@ -61,6 +61,7 @@ def test_canonical_entries_that_do_not_concatenate_are_not_scored():
     assert gold == [("runs", {3})] and stats["not_surface"] == 1
 
 
+@pytest.mark.slow
 @needs_data
 def test_bpe_vs_unigram_notebook_tiny(tmp_path):
     from factorizer_nb.infra.reproduce import run_notebooks

@@ -1,11 +1,14 @@
-"`make gpu-check`'s command on the CPU with the tiny profile: the four parts run and write a table with its manifest."""
+"""`make gpu-check`'s command on the CPU with the tiny profile: the four parts run and write a table with its manifest
+(slow tier: `nbs/infra/96_gpu_check` runs the same functions in process in `make test`)."""
 import json, subprocess, sys
+import pytest
 
 import pandas as pd
 
 from fixtures import needs_data
 
 
+@pytest.mark.slow
 @needs_data
 def test_gpu_check_command_runs_on_the_cpu(tmp_path):
     r = subprocess.run([sys.executable, "-m", "factorizer_nb.infra.gpu_check", "--profile", "tiny", "--device", "cpu", "--vq-steps", "2",
@@ -19,6 +22,7 @@ def test_gpu_check_command_runs_on_the_cpu(tmp_path):
     assert m["settings"]["profile"] == "tiny" and "GPU check" in m["caption"]
 
 
+@pytest.mark.slow
 @needs_data
 def test_gpu_check_measures_on_one_machine_and_records_on_another(tmp_path):
     "--raw measures only (a GPU machine without this checkout's history); --record writes the table and manifest from that file."

@@ -122,6 +122,7 @@ def test_non_finite_loss_is_an_error(tokenizers, tmp_path):
     assert not (tmp_path / "lm.pt").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["bpe", "factorizer"])
 def test_paper_profile_takes_a_step_on_the_cpu(tokenizers, tmp_path, kind):
     "The `paper` profile's encoder (Table 6 shapes, LAMB, FACTORIZER's 3 extra layers) takes one real step; only the batch is cut to 2 sequences."

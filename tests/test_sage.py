@@ -254,6 +254,7 @@ def test_tokenizer_tokens_are_the_pieces_of_pruning(line):
     assert [tok.index.get(p, tok.special_id("[UNK]")) for p in pieces] == tok.encode(line).ids
 
 
+@pytest.mark.slow
 @needs_data
 def test_sage_paper_notebook_tiny(tmp_path):
     "SaGe and BPE for Scottish Gaelic on the tiny profile: every figure and table with its data and manifest."
