@@ -214,16 +214,16 @@ setup-hf-suite: setup
 
 # two test workers on 2 cores: one torch (OpenMP) thread and one sentencepiece thread each
 TEST_ENV := OMP_NUM_THREADS=1 FACTORIZER_NB_SPM_THREADS=1
-# Each notebook's tests run in a fresh process of their own (two at a time), so that none sees another's state (a class one
-# patches, a module one imports), in an order shuffled by NB_SEED, which is printed; pytest shuffles tests/ by the same seed
-# (pytest-randomly): `make test NB_SEED=<seed>` repeats both orders.
+# Each notebook's tests run in a fresh process of their own (two at a time, forked from one that has imported torch and the
+# rest once: tests/notebook_tests.py), so that none sees another's state (a class one patches, a module one imports), in an
+# order shuffled by NB_SEED, which is printed; pytest shuffles tests/ by the same seed (pytest-randomly): `make test
+# NB_SEED=<seed>` repeats both orders.
 NB_SEED ?= $(shell date +%s)
 NB_TESTS = $(shell find nbs -name '*.ipynb' -not -path 'nbs/paper/*' -not -path '*/.*' -not -path '*/_*' | sort)
 test: setup setup-hf-suite
 	@echo "notebook tests and pytest in the orders of NB_SEED=$(NB_SEED) (pytest-randomly's seed)"
-	@s=$$(date +%s); printf '%s\n' $(NB_TESTS) | shuf --random-source=<(yes $(NB_SEED)) \
-	  | $(TEST_ENV) xargs -P 2 -n 1 $(BIN)/nbdev-test --timing \
-	  || { echo "notebook tests failed (NB_SEED=$(NB_SEED))" >&2; exit 1; }; echo "notebook tests: $$(( $$(date +%s) - s )) s"
+	@$(TEST_ENV) $(BIN)/python tests/notebook_tests.py --workers 2 $$(printf '%s\n' $(NB_TESTS) | shuf --random-source=<(yes $(NB_SEED))) \
+	  || { echo "notebook tests failed (NB_SEED=$(NB_SEED))" >&2; exit 1; }
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 15 -m 'not slow' --randomly-seed=$(NB_SEED) tests \
 	  || { echo "pytest failed (NB_SEED=$(NB_SEED))" >&2; exit 1; }
 
@@ -232,7 +232,7 @@ test: setup setup-hf-suite
 test-slow: setup setup-hf-suite
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --durations 5 -m slow --randomly-seed=$(NB_SEED) tests
 	@echo "notebook tests in reverse order (make test shuffles them): no notebook's tests depend on another's"
-	@printf '%s\n' $(NB_TESTS) | tac | $(TEST_ENV) xargs -P 2 -n 1 $(BIN)/nbdev-test
+	@$(TEST_ENV) $(BIN)/python tests/notebook_tests.py --workers 2 $$(printf '%s\n' $(NB_TESTS) | tac)
 
 # CI: the exported library, the notebooks and the README must already be in sync and clean.
 check-sync: setup
