@@ -124,7 +124,8 @@ class _Page(HTMLParser):
         if tag == "img" and a.get("src"): self.images.append(a["src"])
         if tag in ("pre", "code", "script", "style"): self._skip += 1
         if tag == "title" or (tag == "h1" and not self.h1): self._in = tag
-        if tag == "a" and self._in == "h1" and "headerlink" in (a.get("class") or ""): self._in = "headerlink"
+        if tag == "a" and self._in == "h1" and {"headerlink", "anchor-link"} & set((a.get("class") or "").split()):
+            self._in = "headerlink"                         # the heading's ¶ link (Quarto's or nbconvert's class)
         if tag == "div" and (self._copy or "clipboard-copy-txt" in (a.get("class") or "").split()): self._copy += 1
     def handle_endtag(self, tag):
         if tag in ("pre", "code", "script", "style") and self._skip: self._skip -= 1
