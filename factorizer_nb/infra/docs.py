@@ -131,7 +131,7 @@ def output_cells(stem: str, figures: Path, rel: str = "figures") -> list:
 SITE_NAV = (
     ("Home", "index.md"),
     ("Results index", "figures/results_index.md"),
-    ("Guide", "docs/guide.md"),
+    ("Guide", ("docs/guide.md",)),         # a section: the page keeps its own title, its first heading
     ("FACTORIZER", (
         ("Figures and tables", ("nbs/paper/0*", "nbs/paper/1*")),
         ("Parsers", ("nbs/paper/41_*", "nbs/paper/42_*", "nbs/paper/43_*", "nbs/paper/summary/44_*")),
@@ -204,6 +204,7 @@ plugins:
   - mkdocs-jupyter:
       include_source: true
       execute: false
+      ignore_h1_titles: true      # pages keep the nav's titles, code words included (its own H1 titles drop them)
       custom_mathjax_url: "{mathjax_marker}MathJax.js?config={mathjax_config}"
 markdown_extensions:
   - tables
