@@ -57,8 +57,8 @@ def summary_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     "One row per tokenizer (yours, then each family's Figure 4 point): the headline number of every measurement."
     key = lambda df: list(zip(df.family, df.setting.fillna(-1.0).round(6)))
     intr = tables["intrinsic"].copy()
-    columns = ["family", "setting", "tokenizer", "vocab_size", "fertility", "whole_word_share", "unk_rate", "renyi_efficiency",
-               "boundary_f1", "boundary_f1_types"]
+    columns = ["family", "setting", "tokenizer", "vocab_size", "fertility", "whole_word_share", "unk_rate",
+               "renyi_efficiency", "boundary_f1", "boundary_f1_types"]
     out = intr[[c for c in columns if c in intr]].copy()              # committed tables before unk_rate lack it
     out["_k"] = key(out)
     noise = tables["noise"]
