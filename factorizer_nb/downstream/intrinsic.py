@@ -119,9 +119,9 @@ def intrinsic_row(tokenizer: Tokenizer, words: Sequence[str], power: float = REN
         keys, splits, unknown = word_units(tokenizer, words)
         n = np.diff(splits); whole, how = n == 1, "words"
     if len(n) == 0: raise ValueError("no words to score")
-    vocab = tokenizer.base_vocab_size
-    row = dict(words=len(n), encoded=how, subwords=int(n.sum()),
-               fertility=float(n.mean()), whole_word_share=float(whole.mean()), unk_rate=unknown / max(int(n.sum()), 1),
+    vocab, subwords = tokenizer.base_vocab_size, int(n.sum())
+    row = dict(words=len(n), encoded=how, subwords=subwords,
+               fertility=float(n.mean()), whole_word_share=float(whole.mean()), unk_rate=unknown / max(subwords, 1),
                vocab_size=vocab,
                units_used=int(len(np.unique(keys))),
                renyi_efficiency=scorer_efficiency(keys, "renyi", power, vocab),
